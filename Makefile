@@ -1,0 +1,40 @@
+# Storytime catalog — the front door. `make run` and `make test` need nothing done first.
+SHELL := /bin/bash
+DEMO_BOOKS ?= 2000
+PORT ?= 8080
+
+.PHONY: run test deps db-up db-down db-reset migrate build build-release bench psql clean
+
+run: deps build
+	@scripts/run.sh
+
+test: deps
+	@scripts/test.sh
+
+deps:
+	@scripts/deps.sh
+
+build:
+	swift build
+
+build-release:
+	swift build -c release
+
+db-up:
+	@scripts/db.sh up && scripts/db.sh ensure storytime
+
+db-down:
+	@scripts/db.sh down
+
+# Drops and recreates the development database (the demo seed runs again on `make run`).
+db-reset: db-up
+	@scripts/db.sh reset storytime
+
+migrate: db-up build
+	DATABASE_URL=$${DATABASE_URL:-$$(scripts/db.sh url storytime)} .build/debug/App migrate
+
+psql: db-up
+	@scripts/db.sh psql -d storytime
+
+clean:
+	rm -rf .build

@@ -1,0 +1,112 @@
+import Core
+import Vapor
+
+/// An RFC 9457 problem, the one shape of every /api error. `code` is stable for clients;
+/// `field` names the parameter or body field at fault.
+struct Problem: AbortError, Sendable {
+    let status: HTTPResponseStatus
+    let code: String
+    let detail: String
+    var field: String?
+    var headers: HTTPHeaders = [:]
+
+    var reason: String { detail }
+
+    static func invalidParameter(_ field: String, _ detail: String) -> Problem {
+        Problem(status: .badRequest, code: "invalid_parameter", detail: detail, field: field)
+    }
+    static func invalidBody(_ detail: String) -> Problem {
+        Problem(status: .badRequest, code: "invalid_body", detail: detail)
+    }
+    static let unauthorized = Problem(status: .unauthorized, code: "unauthorized",
+                                      detail: "A valid bearer token is required.",
+                                      headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
+    static func notFound(_ detail: String) -> Problem { Problem(status: .notFound, code: "not_found", detail: detail) }
+
+    init(status: HTTPResponseStatus, code: String, detail: String, field: String? = nil, headers: HTTPHeaders = [:]) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.field = field
+        self.headers = headers
+    }
+
+    init(_ error: ParameterError) {
+        self = .invalidParameter(error.field, error.message)
+    }
+
+    /// The problem for any error: ours as they are, Vapor's by status.
+    init(from error: any Error, environment: Environment) {
+        switch error {
+        case let problem as Problem:
+            self = problem
+        case let error as ParameterError:
+            self.init(error)
+        case let abort as any AbortError:
+            self.init(status: abort.status, code: Self.code(for: abort.status),
+                      detail: abort.status == .internalServerError && environment.isRelease ? "Something went wrong." : abort.reason,
+                      headers: abort.headers)
+        default:
+            self.init(status: .internalServerError, code: "internal_error",
+                      detail: environment.isRelease ? "Something went wrong." : String(describing: error))
+        }
+    }
+
+    static func code(for status: HTTPResponseStatus) -> String {
+        switch status.code {
+        case 400: return "bad_request"
+        case 401: return "unauthorized"
+        case 403: return "forbidden"
+        case 404: return "not_found"
+        case 405: return "method_not_allowed"
+        case 409: return "duplicate"
+        case 413: return "payload_too_large"
+        case 415: return "unsupported_media_type"
+        case 422: return "unprocessable"
+        case 429: return "too_many_requests"
+        case 503: return "unavailable"
+        default: return status.code >= 500 ? "internal_error" : "client_error"
+        }
+    }
+
+    struct Body: Encodable {
+        let type: String
+        let title: String
+        let status: Int
+        let detail: String
+        let code: String
+        let field: String?
+    }
+
+    func response() -> Response {
+        let body = Body(type: "https://storytime.example/problems/\(code.replacingOccurrences(of: "_", with: "-"))",
+                        title: status.reasonPhrase, status: Int(status.code), detail: detail, code: code, field: field)
+        var headers = self.headers
+        headers.replaceOrAdd(name: .contentType, value: "application/problem+json; charset=utf-8")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(body)) ?? Data(#"{"status":500,"code":"internal_error"}"#.utf8)
+        return Response(status: status, headers: headers, body: .init(data: data))
+    }
+}
+
+/// Turns every error into a response: problem+json under /api, a short page elsewhere.
+/// Replaces Vapor's ErrorMiddleware so no error escapes in another shape.
+struct ProblemErrorMiddleware: AsyncMiddleware {
+    let environment: Environment
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let problem = Problem(from: error, environment: environment)
+            if problem.status.code >= 500 {
+                request.logger.report(error: error)
+            }
+            if request.url.path.hasPrefix("/api") || request.url.path == "/healthz" {
+                return problem.response()
+            }
+            return await ErrorPage.response(for: problem, request: request)
+        }
+    }
+}

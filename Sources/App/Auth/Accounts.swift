@@ -1,0 +1,40 @@
+import SQLKit
+import Vapor
+
+enum StaffRole: String, Codable, Sendable, CaseIterable {
+    case admin, editor, viewer
+}
+
+/// Creating accounts, shared by the command line and the demo seed.
+enum Accounts {
+    static func createStaff(email: String, passwordHash: String, role: StaffRole, on sql: any SQLDatabase) async throws -> Int {
+        do {
+            let row = try await sql.raw("""
+                INSERT INTO staff_users (email, password_hash, role)
+                VALUES (\(bind: email), \(bind: passwordHash), \(bind: role.rawValue)) RETURNING id
+                """).first()
+            return try row!.decode(column: "id", as: Int.self)
+        } catch let error where ConstraintViolation(error)?.constraint == "staff_users_email_key" {
+            throw Abort(.conflict, reason: "a staff user with email \(email) already exists")
+        }
+    }
+
+    /// Creates the parent and their children in one transaction.
+    static func createParent(email: String, passwordHash: String, children: [String], on sql: any SQLDatabase) async throws -> Int {
+        do {
+            // One statement, so the parent and the children land together or not at all.
+            let row = try await sql.raw("""
+                WITH parent AS (
+                    INSERT INTO parents (email, password_hash) VALUES (\(bind: email), \(bind: passwordHash)) RETURNING id
+                ), kids AS (
+                    INSERT INTO children (parent_id, name)
+                    SELECT parent.id, name FROM parent, unnest(\(bind: children)::text[]) WITH ORDINALITY AS c(name, n) ORDER BY n
+                )
+                SELECT id FROM parent
+                """).first()
+            return try row!.decode(column: "id", as: Int.self)
+        } catch let error where ConstraintViolation(error)?.constraint == "parents_email_key" {
+            throw Abort(.conflict, reason: "a parent with email \(email) already exists")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Core
+import SQLKit
+import Vapor
+
+/// The catalog's SQL: a count and a page for a filter, and one book. Each list request is at
+/// most three statements (typo vocabulary refresh, count, page) whatever `per_page` is.
+struct CatalogQueries {
+    let sql: any SQLDatabase
+
+    /// A search ready for SQL: the tsquery of all words with their typo alternatives, and the
+    /// same restricted to titles ("A") and to titles or authors ("AB") for ranking.
+    struct Search: Sendable {
+        let any: String
+        let exact: String
+        let title: String
+        let titleOrAuthor: String
+
+        init(clauses: [[String]]) {
+            any = SearchText.tsquery(clauses)
+            exact = SearchText.tsquery(clauses.map { [$0[0]] })
+            title = SearchText.tsquery(clauses, weights: "A")
+            titleOrAuthor = SearchText.tsquery(clauses, weights: "AB")
+        }
+    }
+
+    func filter(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
+        var conditions: [SQLQueryString] = ["b.status = 'active'"]
+        if let search {
+            conditions.append("b.search_vector @@ \(bind: search.any)::tsquery")
+        }
+        if let age = parameters.age {
+            conditions.append("b.age_min <= \(bind: age) AND b.age_max >= \(bind: age)")
+        }
+        if let publisher = parameters.publisher {
+            conditions.append("b.publisher_id = \(bind: publisher)")
+        }
+        if let category = parameters.category {
+            // A scalar subquery plans far better than a join on "slug = $1 OR id = $1".
+            let id: SQLQueryString = Int(category).map { "COALESCE((SELECT id FROM categories WHERE slug = \(bind: category)), \(bind: $0))" }
+                ?? "(SELECT id FROM categories WHERE slug = \(bind: category))"
+            conditions.append("EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = \(id))")
+        }
+        return conditions.joined(separator: " AND ")
+    }
+
+    func count(_ parameters: CatalogParameters, search: Search?) async throws -> Int {
+        let row = try await sql.raw("SELECT count(*) AS n FROM books b WHERE \(filter(parameters, search: search))").first()
+        return try row!.decode(column: "n", as: Int.self)
+    }
+
+    /// The page of books in a total order (ties broken by id). The page's ids are chosen first
+    /// so the per-book subqueries run for the page only, not for the rows OFFSET skips.
+    func page(_ parameters: CatalogParameters, search: Search?) async throws -> [BookDTO] {
+        let keys: SQLQueryString, order: String
+        switch (parameters.sort, search) {
+        case (.relevance, let search?):
+            keys = """
+                b.id, ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
+                     + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
+                     + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
+                ts_rank(b.search_vector, \(bind: search.any)::tsquery) AS rank
+                """
+            order = "tier DESC, rank DESC, id ASC"
+        case (.newest, _):
+            keys = "b.id, b.created_at"
+            order = "created_at DESC, id DESC"
+        default:
+            keys = "b.id, lower(b.title) AS sort_title"
+            order = "sort_title ASC, id ASC"
+        }
+        let page = parameters.page
+        let rows = try await sql.raw("""
+            SELECT \(BookDTO.columns)
+              FROM (SELECT \(keys) FROM books b WHERE \(filter(parameters, search: search))
+                     ORDER BY \(unsafeRaw: order) LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) AS pg
+              JOIN books b ON b.id = pg.id
+              \(BookDTO.joins)
+             ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
+            """).all()
+        return try rows.map(BookDTO.init(row:))
+    }
+
+    /// One active book, or nil.
+    func book(id: Int) async throws -> BookDTO? {
+        try await sql.raw("""
+            SELECT \(BookDTO.columns) FROM books b \(BookDTO.joins) WHERE b.id = \(bind: id) AND b.status = 'active'
+            """).first().map(BookDTO.init(row:))
+    }
+
+    /// `ORDER BY` keys of the inner query, named through its alias.
+    private func qualified(_ order: String, with alias: String) -> String {
+        order.split(separator: ",").map { "\(alias)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,58 @@
+import Core
+import SQLKit
+import Vapor
+
+/// `staff create --email E --password P [--role admin|editor|viewer]`.
+struct StaffCommand: StorytimeCommandGroup {
+    let name = "staff"
+    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]'." }
+    var subcommands: [String: any AnyAsyncCommand] { ["create": StaffCreateCommand()] }
+}
+
+struct StaffCreateCommand: StorytimeCommand {
+    let options: Set<String> = ["email", "password", "role"]
+    let usage = "App staff create --email E --password P [--role admin|editor|viewer]"
+    var help: String { "Creates a staff user of the admin console (role defaults to editor)." }
+
+    func run(_ arguments: CommandArguments, context: CommandContext) async throws {
+        let email = try validateEmail(arguments.required("email"))
+        let password = try validatePassword(arguments.required("password"))
+        let roleText = try arguments.single("role") ?? StaffRole.editor.rawValue
+        guard let role = StaffRole(rawValue: roleText) else {
+            throw Abort(.badRequest, reason: "--role must be admin, editor or viewer")
+        }
+        let hash = try context.application.password.hash(password)
+        let id = try await context.withDatabase { sql in
+            try await Accounts.createStaff(email: email, passwordHash: hash, role: role, on: sql)
+        }
+        context.console.print("Created \(role.rawValue) \(email) (staff user \(id)).")
+    }
+}
+
+/// `parent create --email E --password P [--child NAME]...`.
+struct ParentCommand: StorytimeCommandGroup {
+    let name = "parent"
+    var help: String { "Manages parent accounts: 'parent create --email E --password P [--child NAME]...'." }
+    var subcommands: [String: any AnyAsyncCommand] { ["create": ParentCreateCommand()] }
+}
+
+struct ParentCreateCommand: StorytimeCommand {
+    let options: Set<String> = ["email", "password", "child"]
+    let usage = "App parent create --email E --password P [--child NAME]..."
+    var help: String { "Creates a parent account, with one child per --child." }
+
+    func run(_ arguments: CommandArguments, context: CommandContext) async throws {
+        let email = try validateEmail(arguments.required("email"))
+        let password = try validatePassword(arguments.required("password"))
+        let children = arguments.all("child").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard children.allSatisfy({ !$0.isEmpty && $0.count <= 100 }) else {
+            throw Abort(.badRequest, reason: "--child needs a name of 1 to 100 characters")
+        }
+        let hash = try context.application.password.hash(password)
+        let id = try await context.withDatabase { sql in
+            try await Accounts.createParent(email: email, passwordHash: hash, children: children, on: sql)
+        }
+        let names = children.isEmpty ? "no children" : "children \(children.joined(separator: ", "))"
+        context.console.print("Created parent \(email) (id \(id)) with \(names).")
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Logging
+import Vapor
+
+@main
+enum Entrypoint {
+    static func main() async {
+        var env: Environment
+        do { env = try Environment.detect() } catch { fail(error) }
+        do { try LoggingSystem.bootstrap(from: &env) } catch { fail(error) }
+        let app: Application
+        do { app = try await Application.make(env) } catch { fail(error) }
+        do {
+            try await configure(app)
+            try await app.execute()
+            try await app.asyncShutdown()
+        } catch {
+            try? await app.asyncShutdown()
+            fail(error)
+        }
+    }
+
+    /// Every command ends a failure with one line naming the reason and a non-zero exit.
+    static func fail(_ error: any Error) -> Never {
+        FileHandle.standardError.write(Data("error: \(describe(error))\n".utf8))
+        exit(1)
+    }
+}

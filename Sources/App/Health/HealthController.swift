@@ -1,0 +1,39 @@
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// `GET /healthz`: 200 when the database answers within two seconds, 503 otherwise.
+struct HealthController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("healthz", use: health)
+    }
+
+    @Sendable
+    func health(req: Request) async -> Response {
+        let healthy = await withTimeout(seconds: 2) {
+            try await req.sql.raw("SELECT 1").run()
+        }
+        let response = Response(status: healthy ? .ok : .serviceUnavailable)
+        response.headers.contentType = .json
+        response.headers.cacheControl = .init(noStore: true)
+        response.body = .init(string: healthy ? #"{"status":"ok"}"# : #"{"status":"unavailable","reason":"database"}"#)
+        return response
+    }
+}
+
+/// Runs `work`; true when it finished without error before the deadline. The work is left to
+/// finish on its own (a task group would wait for it), so the caller answers on time.
+func withTimeout(seconds: Double, _ work: @escaping @Sendable () async throws -> Void) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let resumed = NIOLockedValueBox(false)
+        let finish: @Sendable (Bool) -> Void = { value in
+            let first = resumed.withLockedValue { done in defer { done = true }; return !done }
+            if first { continuation.resume(returning: value) }
+        }
+        Task { finish((try? await work()) != nil) }
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            finish(false)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Vapor
+
+/// Everything the app reads from its environment, read once at start-up.
+struct Settings: Sendable {
+    var databaseURL: String
+    var jwtSecret: String
+    var sessionSecret: String
+    /// Connections per event loop; the app's pool is this × the number of cores.
+    var databasePoolPerLoop: Int
+    /// Bcrypt cost for new password hashes.
+    var bcryptCost: Int
+    var tokenLifetime: TimeInterval
+
+    enum Problem: Error, LocalizedError {
+        case missing([String])
+        case invalid(String)
+        var errorDescription: String? {
+            switch self {
+            case .missing(let names):
+                return "missing required setting(s) \(names.joined(separator: ", ")); set them in the environment (see README, Configuration)"
+            case .invalid(let text): return text
+            }
+        }
+    }
+
+    static let secretsFile = ".secrets/development.env"
+
+    /// Reads the process environment. In development, secrets that are not set are generated once
+    /// into a git-ignored file and reused; in production a missing secret stops start-up.
+    static func load(environment: Environment, values: [String: String] = ProcessInfo.processInfo.environment,
+                     directory: String = FileManager.default.currentDirectoryPath) throws -> Settings {
+        var values = values
+        let secretNames = ["JWT_SECRET", "SESSION_SECRET"]
+        if environment != .production, secretNames.contains(where: { (values[$0] ?? "").isEmpty }) {
+            let generated = try developmentSecrets(path: directory + "/" + secretsFile, names: secretNames)
+            for (key, value) in generated where (values[key] ?? "").isEmpty { values[key] = value }
+        }
+        let missing = (["DATABASE_URL"] + secretNames).filter { (values[$0] ?? "").isEmpty }
+        guard missing.isEmpty else { throw Problem.missing(missing) }
+        for name in secretNames where values[name]!.utf8.count < 32 {
+            throw Problem.invalid("\(name) must be at least 32 bytes long")
+        }
+        func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+            guard let text = values[name], !text.isEmpty else { return value }
+            guard let number = Int(text), range.contains(number) else {
+                throw Problem.invalid("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        }
+        return Settings(
+            databaseURL: values["DATABASE_URL"]!,
+            jwtSecret: values["JWT_SECRET"]!,
+            sessionSecret: values["SESSION_SECRET"]!,
+            databasePoolPerLoop: try integer("DATABASE_POOL_PER_LOOP", default: 8, range: 1...100),
+            bcryptCost: try integer("BCRYPT_COST", default: 12, range: 4...31),
+            tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000))
+        )
+    }
+
+    private static func developmentSecrets(path: String, names: [String]) throws -> [String: String] {
+        var known: [String: String] = [:]
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+                if parts.count == 2 { known[parts[0]] = parts[1] }
+            }
+        }
+        let absent = names.filter { known[$0] == nil }
+        if !absent.isEmpty {
+            for name in absent { known[name] = randomSecret() }
+            let url = URL(fileURLWithPath: path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let body = known.keys.sorted().map { "\($0)=\(known[$0]!)" }.joined(separator: "\n") + "\n"
+            try body.write(to: url, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        return known
+    }
+
+    static func randomSecret() -> String {
+        [UInt8].random(count: 48).base64
+    }
+}

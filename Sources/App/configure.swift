@@ -1,0 +1,62 @@
+import Fluent
+import FluentPostgresDriver
+import JWT
+import Leaf
+import NIOCore
+import Vapor
+
+/// Configures the application: settings, database pool, encoders, middleware, routes, commands.
+/// Tests pass their own `settings` (their own database); the app reads the environment.
+func configure(_ app: Application, settings: Settings? = nil) async throws {
+    let settings = try settings ?? Settings.load(environment: app.environment)
+    app.settings = settings
+
+    var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
+    postgres.coreConfiguration.options.connectTimeout = .seconds(5)
+    app.databases.use(
+        .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
+                  connectionPoolTimeout: .seconds(10), sqlLogLevel: .debug),
+        as: .psql)
+
+    await app.jwt.keys.add(hmac: HMACKey(from: settings.jwtSecret), digestAlgorithm: .sha256)
+    app.passwords.use(.bcrypt(cost: settings.bcryptCost))
+
+    app.directory.viewsDirectory = app.directory.workingDirectory + "templates/"
+    app.views.use(.leaf)
+
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    encoder.dateEncodingStrategy = .iso8601
+    ContentConfiguration.global.use(encoder: encoder, for: .json)
+    let decoder = JSONDecoder()
+    decoder.keyDecodingStrategy = .convertFromSnakeCase
+    decoder.dateDecodingStrategy = .iso8601
+    ContentConfiguration.global.use(decoder: decoder, for: .json)
+    app.routes.defaultMaxBodySize = "64kb"
+
+    // Replace the default error middleware: /api answers problem+json, the rest plain errors.
+    app.middleware = .init()
+    app.middleware.use(RouteLoggingMiddleware(logLevel: .info))
+    app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
+    app.middleware.use(FileMiddleware(publicDirectory: app.directory.publicDirectory))
+
+    try routes(app)
+
+    // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.
+    _ = app.migrations
+    app.asyncCommands.use(MigrateCommand(), as: "migrate")
+    app.asyncCommands.use(SeedCommand(), as: "seed")
+    app.asyncCommands.use(StaffCommand(), as: "staff")
+    app.asyncCommands.use(ParentCommand(), as: "parent")
+}
+
+extension Application {
+    private struct SettingsKey: StorageKey { typealias Value = Settings }
+    var settings: Settings {
+        get {
+            guard let settings = storage[SettingsKey.self] else { fatalError("configure(_:) has not run") }
+            return settings
+        }
+        set { storage[SettingsKey.self] = newValue }
+    }
+}

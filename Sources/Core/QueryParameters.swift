@@ -1,0 +1,86 @@
+import Foundation
+
+/// The query string as ordered (name, value) pairs, with the parsing rules every list shares:
+/// an empty value counts as absent; a parameter given twice is an error.
+public struct QueryParameters: Sendable, Equatable {
+    public let pairs: [(name: String, value: String)]
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.pairs.map { [$0.name, $0.value] } == rhs.pairs.map { [$0.name, $0.value] }
+    }
+
+    public init(pairs: [(name: String, value: String)]) { self.pairs = pairs }
+
+    /// Parses a raw (percent-encoded) query string; `+` is a space, as browsers send it.
+    public init(query: String?) {
+        var pairs: [(String, String)] = []
+        for part in (query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = Self.decode(String(kv[0]))
+            let value = kv.count > 1 ? Self.decode(String(kv[1])) : ""
+            pairs.append((name, value))
+        }
+        self.pairs = pairs
+    }
+
+    static func decode(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    /// The value of `name`, nil when absent or empty.
+    public func value(_ name: String) throws(ParameterError) -> String? {
+        let values = pairs.filter { $0.name == name }.map(\.value)
+        guard values.count <= 1 else { throw ParameterError(field: name, message: "\(name) was given more than once") }
+        guard let value = values.first, !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// An integer in `range`; `what` completes "must be …" in the error.
+    public func integer(_ name: String, in range: ClosedRange<Int>, what: String) throws(ParameterError) -> Int? {
+        guard let text = try value(name) else { return nil }
+        guard text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) || (text.hasPrefix("-") && text.dropFirst().utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) && text.count > 1),
+              let number = Int(text), range.contains(number) else {
+            throw ParameterError(field: name, message: "\(name) must be \(what)")
+        }
+        return number
+    }
+
+    /// One of the `allowed` raw values.
+    public func choice<T: RawRepresentable>(_ name: String, as: T.Type, allowed: [T]) throws(ParameterError) -> T? where T.RawValue == String {
+        guard let text = try value(name) else { return nil }
+        guard let choice = T(rawValue: text), allowed.contains(where: { $0.rawValue == text }) else {
+            throw ParameterError(field: name, message: "\(name) must be one of \(allowed.map(\.rawValue).joined(separator: ", "))")
+        }
+        return choice
+    }
+
+    /// The same parameters with `name` set to `value` (replacing it, or appended).
+    public func setting(_ name: String, to value: String) -> QueryParameters {
+        var result = pairs.filter { $0.name != name }
+        result.append((name, value))
+        return QueryParameters(pairs: result)
+    }
+
+    /// Percent-encoded query string.
+    public var encoded: String {
+        pairs.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        allowed.formUnion([])
+        var out = ""
+        for byte in text.utf8 {
+            if allowed.contains(byte) { out.unicodeScalars.append(Unicode.Scalar(byte)) }
+            else { out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2) }
+        }
+        return out
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// The built `App` binary, run as an operator would.
+@Suite("Command line")
+struct CommandLineTests {
+    static var binary: String {
+        ProcessInfo.processInfo.environment["STORYTIME_APP_BINARY"] ?? TestDatabase.projectDirectory + ".build/debug/App"
+    }
+
+    struct Run { let status: Int32; let output: String; let error: String }
+
+    static func run(_ arguments: [String], databaseURL: String) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: TestDatabase.projectDirectory)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        environment["JWT_SECRET"] = "cli-test-jwt-secret-long-enough-0123456789"
+        environment["SESSION_SECRET"] = "cli-test-session-secret-long-enough-0123456789"
+        environment["BCRYPT_COST"] = "4"
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: output, error: error)
+    }
+
+    @Test("staff and parent create work, and refuse bad arguments with one line and a non-zero exit")
+    func accounts() async throws {
+        let database = try await TestDatabase.create()
+        let url = TestDatabase.url(for: database)
+        let created = try Self.run(["staff", "create", "--email", "ops@example.com", "--password", "long enough pw", "--role", "admin"], databaseURL: url)
+        #expect(created.status == 0, "\(created.error)")
+        #expect(created.output.contains("Created admin ops@example.com"))
+        let parent = try Self.run(["parent", "create", "--email", "mum@example.com", "--password", "long enough pw",
+                                   "--child", "Ada", "--child", "Ben"], databaseURL: url)
+        #expect(parent.status == 0, "\(parent.error)")
+        #expect(parent.output.contains("Ada, Ben"))
+
+        let bad: [[String]] = [
+            ["staff", "create", "--email", "ops2@example.com", "--password", "long enough pw", "--role", "owner"],
+            ["staff", "create", "--email", "not-an-email", "--password", "long enough pw"],
+            ["staff", "create", "--email", "ops3@example.com"],
+            ["staff", "create", "--email", "ops@example.com", "--password", "long enough pw"],
+            ["parent", "create", "--email", "dad@example.com", "--password", "short"],
+            ["seed", "demo", "--books", "lots"],
+            ["seed", "nonsense"],
+        ]
+        for arguments in bad {
+            let run = try Self.run(arguments, databaseURL: url)
+            #expect(run.status != 0, "\(arguments) should fail")
+            let lines = run.error.split(separator: "\n").filter { $0.hasPrefix("error:") }
+            #expect(lines.count == 1, "\(arguments): \(run.error)")
+        }
+        try await TestDatabase.drop(database)
+    }
+
+    @Test("an unreachable database is one line and a non-zero exit")
+    func unreachable() throws {
+        let run = try Self.run(["migrate"], databaseURL: "postgres://postgres@127.0.0.1:1/nowhere")
+        #expect(run.status != 0)
+        #expect(run.error.contains("cannot reach the database"))
+        #expect(run.error.split(separator: "\n").filter { $0.hasPrefix("error:") }.count == 1)
+    }
+
+    @Test("migrate, then seed categories twice through the binary")
+    func migrateAndSeed() async throws {
+        let database = try await TestDatabase.createEmpty()
+        let url = TestDatabase.url(for: database)
+        let first = try Self.run(["migrate"], databaseURL: url)
+        #expect(first.status == 0 && first.output.contains("Applied"), "\(first.error)")
+        let second = try Self.run(["migrate"], databaseURL: url)
+        #expect(second.status == 0 && second.output.contains("up to date"))
+        let seed = try Self.run(["seed", "categories"], databaseURL: url)
+        #expect(seed.output.contains("created 8"))
+        let again = try Self.run(["seed", "categories"], databaseURL: url)
+        #expect(again.status == 0 && again.output.contains("nothing created"))
+        try await TestDatabase.drop(database)
+    }
+}

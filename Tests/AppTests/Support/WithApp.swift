@@ -1,0 +1,85 @@
+@testable import App
+import Foundation
+import SQLKit
+import Vapor
+import VaporTesting
+
+/// Runs `body` with a configured app on its own fresh database, and always tears both down.
+func withApp(_ body: (Application) async throws -> Void) async throws {
+    let database = try await TestDatabase.create()
+    let app = try await Application.make(.testing)
+    app.logger.logLevel = .warning
+    app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
+    do {
+        try await configure(app, settings: testSettings(database: database))
+        try await body(app)
+    } catch {
+        try? await app.asyncShutdown()
+        try? await TestDatabase.drop(database)
+        throw error
+    }
+    try await app.asyncShutdown()
+    try await TestDatabase.drop(database)
+}
+
+func testSettings(database: String) -> Settings {
+    Settings(databaseURL: TestDatabase.url(for: database),
+             jwtSecret: "test-jwt-secret-that-is-long-enough-0123456789",
+             sessionSecret: "test-session-secret-that-is-long-enough-0123456789",
+             databasePoolPerLoop: 4, bcryptCost: 4, tokenLifetime: 3600)
+}
+
+extension Application {
+    /// SQL on the app's pool, for fixtures and assertions (not counted as the app's queries).
+    var sql: any SQLDatabase { db as! any SQLDatabase }
+
+    /// The statements the app sends while `work` runs.
+    func countQueries(_ work: () async throws -> Void) async throws -> Int {
+        let before = queryCounter.count
+        try await work()
+        return queryCounter.count - before
+    }
+
+    func get(_ path: String, token: String? = nil, headers: HTTPHeaders = [:]) async throws -> TestingHTTPResponse {
+        var headers = headers
+        if let token { headers.bearerAuthorization = .init(token: token) }
+        return try await testing().sendRequest(.GET, path, headers: headers)
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, token: String? = nil, json: String? = nil,
+              headers: HTTPHeaders = [:]) async throws -> TestingHTTPResponse {
+        var headers = headers
+        if let token { headers.bearerAuthorization = .init(token: token) }
+        if json != nil { headers.contentType = .json }
+        return try await testing().sendRequest(method, path, headers: headers,
+                                               body: json.map { ByteBuffer(string: $0) })
+    }
+}
+
+extension TestingHTTPResponse {
+    /// The body as a JSON object (fails the test when it is not one).
+    var json: [String: Any] {
+        get throws {
+            let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView))
+            guard let dictionary = object as? [String: Any] else { throw TestFailure("body is not a JSON object: \(body.string)") }
+            return dictionary
+        }
+    }
+
+    var dataArray: [[String: Any]] {
+        get throws { (try json["data"] as? [[String: Any]]) ?? [] }
+    }
+
+    var dataObject: [String: Any] {
+        get throws { (try json["data"] as? [String: Any]) ?? [:] }
+    }
+
+    var meta: [String: Int] {
+        get throws { (try json["meta"] as? [String: Int]) ?? [:] }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

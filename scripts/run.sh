@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `make run`: a local database (unless DATABASE_URL is set), migrations, seeds, then the server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${DATABASE_URL:-}" ]; then
+    scripts/db.sh up
+    scripts/db.sh ensure storytime
+    DATABASE_URL=$(scripts/db.sh url storytime)
+fi
+export DATABASE_URL
+app=.build/debug/App
+$app migrate
+$app seed categories
+$app seed demo --books "${DEMO_BOOKS:-2000}" --if-empty
+echo "Serving the console on http://127.0.0.1:${PORT:-8080}/admin and the API on http://127.0.0.1:${PORT:-8080}/api/v1"
+exec $app serve --hostname 127.0.0.1 --port "${PORT:-8080}"

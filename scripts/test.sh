@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `make test`: a local cluster (fsync off: test data is disposable), one build, every suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PG_FAST=1
+scripts/db.sh up
+# Databases left behind by an interrupted run.
+scripts/db.sh psql -d postgres -tAc "SELECT datname FROM pg_database WHERE datname LIKE 'st\_%'" |
+    while read -r name; do [ -n "$name" ] && scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null; done
+export STORYTIME_TEST_DATABASE_URL=$(scripts/db.sh url postgres)
+
+echo "== build (debug, with tests)"
+swift build --build-tests
+echo "== unit and integration tests (Swift Testing, real PostgreSQL, a database per test)"
+swift test --skip-build 2>&1 | tee .build/test-output.log | grep -vE '^(􀟈|◇|↳)|Test .* started' || true
+if ! grep -qE 'Test run with [0-9]+ tests? in [0-9]+ suites? passed|Test run with [0-9]+ tests? passed' .build/test-output.log; then
+    echo "FAILED: see .build/test-output.log" >&2
+    grep -E '✘|error|failed' .build/test-output.log | head -50 >&2
+    exit 1
+fi
+for suite in tests/*.sh; do
+    [ -e "$suite" ] || continue
+    echo "== $suite"
+    bash "$suite"
+done
+echo "== all suites passed"
