@@ -27,6 +27,8 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     let encoder = JSONEncoder()
     encoder.keyEncodingStrategy = .convertToSnakeCase
     encoder.dateEncodingStrategy = .iso8601
+    // Stable output: the same data gives the same bytes (and ETag) on every instance.
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     ContentConfiguration.global.use(encoder: encoder, for: .json)
     let decoder = JSONDecoder()
     decoder.keyDecodingStrategy = .convertFromSnakeCase

@@ -27,7 +27,7 @@ struct TokenController: RouteCollection {
 
         let failures = try await sql.raw("""
             SELECT count(*) AS n FROM auth_failures
-             WHERE lower(email) = lower(\(bind: email)) AND failed_at > now() - make_interval(mins => \(bind: Self.failureWindowMinutes))
+             WHERE lower(email) = lower(\(bind: email)) AND failed_at > now() - make_interval(mins => \(bind: Self.failureWindowMinutes)::int)
             """).first()!.decode(column: "n", as: Int.self)
         if failures >= Self.maxFailures {
             throw Problem(status: .tooManyRequests, code: "too_many_requests",

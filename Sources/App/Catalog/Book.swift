@@ -21,6 +21,30 @@ struct BookDTO: Content, Sendable, Equatable {
     let hasCaptions: Bool
     let rightsAvailable: Bool
 
+    enum CodingKeys: String, CodingKey {
+        case id, title, author, description, ageMin, ageMax, language, coverImageUrl, publisher, categories, status
+        case durationSeconds, hasCaptions, rightsAvailable
+    }
+
+    /// Absent values are written as `null`, as the contract shows, never left out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(author, forKey: .author)
+        try container.encode(description, forKey: .description)
+        try container.encode(ageMin, forKey: .ageMin)
+        try container.encode(ageMax, forKey: .ageMax)
+        try container.encode(language, forKey: .language)
+        try container.encode(coverImageUrl, forKey: .coverImageUrl)
+        try container.encode(publisher, forKey: .publisher)
+        try container.encode(categories, forKey: .categories)
+        try container.encode(status, forKey: .status)
+        try container.encode(durationSeconds, forKey: .durationSeconds)
+        try container.encode(hasCaptions, forKey: .hasCaptions)
+        try container.encode(rightsAvailable, forKey: .rightsAvailable)
+    }
+
     /// The columns `BookDTO(row:)` reads, for a query over `books b` whose publisher is `p`
     /// and video asset `v` (both LEFT JOINed). Categories come in one JSON column.
     static let columns: SQLQueryString = """

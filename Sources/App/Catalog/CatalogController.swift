@@ -53,6 +53,15 @@ struct CatalogController: RouteCollection {
         let slug: String
         let iconName: String?
         let displayOrder: Int
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(slug, forKey: .slug)
+            try container.encode(iconName, forKey: .iconName)   // null, not absent
+            try container.encode(displayOrder, forKey: .displayOrder)
+        }
     }
 
     /// Public; sends an ETag and answers a matching `If-None-Match` with 304.
