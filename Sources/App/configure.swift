@@ -21,7 +21,9 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     await app.jwt.keys.add(hmac: HMACKey(from: settings.jwtSecret), digestAlgorithm: .sha256)
     app.passwords.use(.bcrypt(cost: settings.bcryptCost))
 
+    // The contract's layout: templates/ and public/ (Vapor's defaults are Resources/Views/ and Public/).
     app.directory.viewsDirectory = app.directory.workingDirectory + "templates/"
+    app.directory.publicDirectory = app.directory.workingDirectory + "public/"
     app.views.use(.leaf)
 
     let encoder = JSONEncoder()

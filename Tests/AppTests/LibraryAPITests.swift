@@ -205,3 +205,24 @@ struct LibraryAPITests {
         }
     }
 }
+
+@Suite("Parent API over real HTTP")
+struct HTTPTests {
+    @Test("an oversized JSON body is a 413 problem, never a 500")
+    func oversized() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let port = Int.random(in: 20_000...40_000)
+            let tester = try app.testing(method: .running(hostname: "127.0.0.1", port: port))
+            let big = #"{"book_id": 1, "padding": ""# + String(repeating: "x", count: 100_000) + #""}"#
+            var headers = HTTPHeaders()
+            headers.bearerAuthorization = .init(token: parent.token)
+            headers.contentType = .json
+            let response = try await tester.sendRequest(.POST, "/api/v1/children/\(parent.children[0])/library",
+                                                         headers: headers, body: ByteBuffer(string: big))
+            #expect(response.status == .payloadTooLarge)
+            #expect(response.headers.contentType?.description.hasPrefix("application/problem+json") == true)
+            #expect(try response.json["code"] as? String == "payload_too_large")
+        }
+    }
+}

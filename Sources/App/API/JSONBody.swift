@@ -55,6 +55,9 @@ struct JSONBody: Sendable {
         guard case .string(let value)? = fields?[name] else {
             throw Problem.invalidParameter(name, "\(name) must be a string")
         }
+        guard !value.unicodeScalars.contains("\u{0}") else {
+            throw Problem.invalidParameter(name, "\(name) must not contain NUL characters")
+        }
         guard value.count <= maxLength else {
             throw Problem.invalidParameter(name, "\(name) must be at most \(maxLength) characters")
         }

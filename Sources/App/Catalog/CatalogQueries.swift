@@ -34,7 +34,9 @@ struct CatalogQueries {
         if let publisher = parameters.publisher {
             conditions.append("b.publisher_id = \(bind: publisher)")
         }
-        if let category = parameters.category {
+        if let category = parameters.category, category.unicodeScalars.contains("\u{0}") {
+            conditions.append("false")   // PostgreSQL text cannot hold NUL: no category has that name
+        } else if let category = parameters.category {
             // A scalar subquery plans far better than a join on "slug = $1 OR id = $1".
             let id: SQLQueryString = Int(category).map { "COALESCE((SELECT id FROM categories WHERE slug = \(bind: category)), \(bind: $0))" }
                 ?? "(SELECT id FROM categories WHERE slug = \(bind: category))"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Fuzzes the running API against public/openapi.json with schemathesis: fails on any 5xx and on
+# any response the document does not describe. Run by `make test` after the Swift suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --disable-pip-version-check 'schemathesis>=4,<5' 2>&1 | grep -v "WARNING: Running pip as the 'root'" || true
+
+db=st_schemathesis
+scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+scripts/db.sh psql -d postgres -c "CREATE DATABASE $db" >/dev/null
+export DATABASE_URL=$(scripts/db.sh url $db)
+export JWT_SECRET=schemathesis-jwt-secret-0123456789abcdef SESSION_SECRET=schemathesis-session-secret-0123456789abcdef
+export BCRYPT_COST=4 LOG_LEVEL=warning
+app=.build/debug/App
+$app migrate >/dev/null
+$app seed demo --books 300 >/dev/null
+$app parent create --email fuzz@example.com --password 'fuzz password' --child Ada --child Ben >/dev/null
+
+port=$((20000 + RANDOM % 20000))
+$app serve --hostname 127.0.0.1 --port $port > .build/schemathesis-server.log 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+token=$(curl -sf -X POST "http://127.0.0.1:$port/api/v1/auth/token" -H 'Content-Type: application/json' \
+    -d '{"email":"fuzz@example.com","password":"fuzz password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+
+schemathesis run "http://127.0.0.1:$port/openapi.json" \
+    --header "Authorization: Bearer $token" \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
+    --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --phases examples,coverage,fuzzing \
+    --workers 2 --request-timeout 10 --suppress-health-check all --seed 20261122 --no-color 2>&1 | tail -40
+status=${PIPESTATUS[0]}
+if grep -qE '^\[ (ERROR|CRITICAL) \]|Fatal error' .build/schemathesis-server.log; then
+    echo "the server logged errors during fuzzing:" >&2; grep -E 'ERROR|CRITICAL|Fatal' .build/schemathesis-server.log | head -20 >&2
+    status=1
+fi
+scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+exit $status
