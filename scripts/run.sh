@@ -11,6 +11,7 @@ export DATABASE_URL
 app=.build/debug/App
 $app migrate
 $app seed categories
-$app seed demo --books "${DEMO_BOOKS:-2000}" --if-empty
+# The demo passwords are random; they are kept (git-ignored) so a second `make run` can show them.
+$app seed demo --books "${DEMO_BOOKS:-2000}" --if-empty --credentials-file .secrets/demo-credentials.txt
 echo "Serving the console on http://127.0.0.1:${PORT:-8080}/admin and the API on http://127.0.0.1:${PORT:-8080}/api/v1"
 exec $app serve --hostname 127.0.0.1 --port "${PORT:-8080}"

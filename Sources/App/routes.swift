@@ -6,4 +6,5 @@ func routes(_ app: Application) throws {
     try api.register(collection: TokenController())
     try api.register(collection: CatalogController())
     try api.register(collection: LibraryController())
+    try AdminRoutes.register(on: app)
 }

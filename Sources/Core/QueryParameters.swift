@@ -67,6 +67,9 @@ public struct QueryParameters: Sendable, Equatable {
         pairs.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
     }
 
+    /// Percent-encodes one query component.
+    public static func encodeComponent(_ text: String) -> String { encode(text) }
+
     static func encode(_ text: String) -> String {
         var allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
         allowed.formUnion([])

@@ -5,9 +5,9 @@ enum ErrorPage {
     static func response(for problem: Problem, request: Request) async -> Response {
         let title = problem.status.reasonPhrase
         let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(problem.status.code) \(title.htmlEscaped())</title>
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(problem.status.code) \(title.escapedHTML())</title>
             <link rel="stylesheet" href="/admin.css"></head><body><main class="error-page">
-            <h1>\(problem.status.code) \(title.htmlEscaped())</h1><p>\(problem.detail.htmlEscaped())</p>
+            <h1>\(problem.status.code) \(title.escapedHTML())</h1><p>\(problem.detail.escapedHTML())</p>
             <p><a href="/admin">Back to the console</a></p></main></body></html>
             """
         var headers = problem.headers
@@ -17,7 +17,7 @@ enum ErrorPage {
 }
 
 extension String {
-    func htmlEscaped() -> String {
+    func escapedHTML() -> String {
         var out = ""
         out.reserveCapacity(count)
         for c in self {

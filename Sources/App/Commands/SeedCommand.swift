@@ -24,9 +24,9 @@ struct SeedCategoriesCommand: StorytimeCommand {
 }
 
 struct SeedDemoCommand: StorytimeCommand {
-    let options: Set<String> = ["books", "reference-date"]
+    let options: Set<String> = ["books", "reference-date", "credentials-file"]
     let flags: Set<String> = ["if-empty"]
-    let usage = "App seed demo [--books N] [--if-empty] [--reference-date YYYY-MM-DD]"
+    let usage = "App seed demo [--books N] [--if-empty] [--reference-date YYYY-MM-DD] [--credentials-file PATH]"
     var help: String {
         "Builds a deterministic demo catalog of N books (default 300) with publishers, videos, rights, staff and parents."
     }
@@ -52,6 +52,7 @@ struct SeedDemoCommand: StorytimeCommand {
             books: books, reference: reference,
             seedsDirectory: app.directory.workingDirectory + "seeds",
             hashPassword: { try app.password.hash($0) })
+        let credentialsFile = try arguments.single("credentials-file")
         let console = context.console
         let outcome = try await context.withDatabase { sql in
             try await seeder.run(on: sql, skipIfNotEmpty: arguments.flags.contains("if-empty")) { line in
@@ -61,14 +62,13 @@ struct SeedDemoCommand: StorytimeCommand {
         switch outcome {
         case .skipped(let count):
             console.print("The catalog already has \(count) books; demo seed skipped.")
-            let file = app.directory.workingDirectory + DemoSeeder.credentialsFile
-            if let saved = try? String(contentsOfFile: file, encoding: .utf8) { console.print(saved) }
+            if let credentialsFile, let saved = try? String(contentsOfFile: credentialsFile, encoding: .utf8) { console.print(saved) }
         case .seeded(let credentials):
             console.print(credentials)
-            if app.environment != .production {
-                let path = app.directory.workingDirectory + DemoSeeder.credentialsFile
-                try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                try? credentials.write(toFile: path, atomically: true, encoding: .utf8)
+            if let credentialsFile {
+                try FileManager.default.createDirectory(atPath: (credentialsFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try credentials.write(toFile: credentialsFile, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: credentialsFile)
             }
         }
     }

@@ -5,7 +5,6 @@ import Vapor
 /// generate_series, never row by row): the same N and reference date give the same catalog.
 /// Pseudo-random choices come from `hashint8extended(g, k)`, PostgreSQL's own stable hash.
 struct DemoSeeder: Sendable {
-    static let credentialsFile = ".secrets/demo-credentials.txt"
     static let batchSize = 25_000
 
     let books: Int
@@ -59,7 +58,7 @@ struct DemoSeeder: Sendable {
         try await sql.raw("ANALYZE").run()
         progress("  demo catalog of \(books) books ready in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         return .seeded(credentials: """
-            Demo accounts (saved in \(Self.credentialsFile)):
+            Demo accounts:
               console  http://127.0.0.1:8080/admin/login   admin@storytime.test / \(staffPassword)
                        (editor@storytime.test and viewer@storytime.test share that password)
               parent   POST /api/v1/auth/token               parent1@storytime.test / \(parentPassword)

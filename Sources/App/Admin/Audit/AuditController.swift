@@ -1,0 +1,104 @@
+import Core
+import SQLKit
+import Vapor
+
+/// `/admin/audit`: who changed what and when, with before → after, filterable by staff user and
+/// by record (`?staff=ID`, `?table=books&record=ID`).
+struct AuditController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("audit", use: list)
+    }
+
+    struct Change: Encodable { let field: String; let before: String; let after: String }
+    struct Entry: Encodable {
+        let when: String
+        let who: String
+        let action: String
+        let record: String
+        let recordURL: String?
+        let changes: [Change]
+    }
+    struct Page: Encodable {
+        let layout: LayoutView
+        let entries: [Entry]
+        let staff: [OptionView]
+        let tables: [OptionView]
+        let record: String
+        let nextURL: String?
+        let prevURL: String?
+        let heading: String
+    }
+
+    static let perPage = 50
+    static let tables = ["books", "categories", "publishers", "rights_windows", "video_assets", "staff_users"]
+
+    @Sendable
+    func list(req: Request) async throws -> View {
+        let query = QueryParameters(query: req.url.query)
+        let staffID = (try? query.integer("staff", in: 1...Int(Int64.max), what: "")) ?? nil
+        let table = (try? query.value("table")).flatMap { $0.flatMap { Self.tables.contains($0) ? $0 : nil } }
+        let record = (try? query.integer("record", in: 1...Int(Int64.max), what: "")) ?? nil
+        let page = ((try? query.integer("page", in: 1...100_000, what: "")) ?? nil) ?? 1
+        var conditions: [SQLQueryString] = ["true"]
+        if let staffID { conditions.append("a.staff_user_id = \(bind: staffID)") }
+        if let table { conditions.append("a.table_name = \(bind: table)") }
+        if let record { conditions.append("a.record_id = \(bind: record)") }
+        let rows = try await req.sql.raw("""
+            SELECT a.id, to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC' AS at, a.staff_email, a.action,
+                   a.table_name, a.record_id, a.before::text AS before, a.after::text AS after
+              FROM audit_log a WHERE \(conditions.joined(separator: " AND "))
+             ORDER BY a.created_at DESC, a.id DESC LIMIT \(bind: Self.perPage + 1) OFFSET \(bind: (page - 1) * Self.perPage)
+            """).all()
+        let entries = try rows.prefix(Self.perPage).map { row -> Entry in
+            let table = try row.decode(column: "table_name", as: String.self)
+            let id = try row.decode(column: "record_id", as: Int?.self)
+            return Entry(when: try row.decode(column: "at", as: String.self), who: try row.decode(column: "staff_email", as: String.self),
+                         action: try row.decode(column: "action", as: String.self),
+                         record: "\(table) #\(id.map(String.init) ?? "?")",
+                         recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },
+                         changes: Self.diff(before: try row.decode(column: "before", as: String?.self),
+                                            after: try row.decode(column: "after", as: String?.self)))
+        }
+        let staffRows = try await req.sql.raw("SELECT id, email FROM staff_users ORDER BY lower(email)").all()
+        let staff = [OptionView(value: "", label: "Anyone", selected: staffID == nil)] + (try staffRows.map {
+            let id = try $0.decode(column: "id", as: Int.self)
+            return OptionView(value: String(id), label: try $0.decode(column: "email", as: String.self), selected: id == staffID)
+        })
+        let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + Self.tables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
+        func url(_ page: Int) -> String { "/admin/audit?" + query.setting("page", to: String(page)).encoded }
+        return try await req.view.render("audit", Page(
+            layout: LayoutView(req, title: "Audit log", section: "audit"), entries: Array(entries), staff: staff, tables: tables,
+            record: record.map(String.init) ?? "",
+            nextURL: rows.count > Self.perPage ? url(page + 1) : nil, prevURL: page > 1 ? url(page - 1) : nil,
+            heading: table.map { t in record.map { "History of \(t) #\($0)" } ?? "Changes to \(t)" } ?? "Audit log"))
+    }
+
+    static func recordURL(table: String, id: Int) -> String? {
+        switch table {
+        case "books", "categories", "publishers", "video_assets", "staff_users": return "/admin/\(table)/\(id)"
+        default: return nil
+        }
+    }
+
+    /// The fields that differ between two JSON snapshots (all of them for a create or delete).
+    static func diff(before: String?, after: String?) -> [Change] {
+        func object(_ text: String?) -> [String: Any] {
+            guard let text, let data = text.data(using: .utf8) else { return [:] }
+            return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        }
+        func show(_ value: Any?) -> String {
+            guard let value, !(value is NSNull) else { return "—" }
+            if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]),
+               let text = String(data: data, encoding: .utf8) {
+                return text.hasPrefix("\"") && text.hasSuffix("\"") ? String(text.dropFirst().dropLast()) : text
+            }
+            return String(describing: value)
+        }
+        let old = object(before), new = object(after)
+        let keys = Set(old.keys).union(new.keys).subtracting(["updated_at", "created_at"]).sorted()
+        return keys.compactMap { key in
+            let a = show(old[key]), b = show(new[key])
+            return a == b ? nil : Change(field: key, before: a, after: b)
+        }
+    }
+}

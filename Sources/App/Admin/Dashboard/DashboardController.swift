@@ -1,0 +1,82 @@
+import SQLKit
+import Vapor
+
+/// `/admin`: counts, rights windows starting and ending in the next 30 days, and active books
+/// that parents cannot watch properly (no ready video, or no category).
+struct DashboardController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(use: dashboard)
+    }
+
+    struct Count: Encodable { let label: String; let value: String; let href: String }
+    struct Item: Encodable { let title: String; let href: String; let detail: String }
+    struct Page: Encodable {
+        let layout: LayoutView
+        let counts: [Count]
+        let starting: [Item]
+        let ending: [Item]
+        let noVideo: [Item]
+        let noVideoCount: String
+        let noCategory: [Item]
+        let noCategoryCount: String
+    }
+
+    static func capped(_ n: Int) -> String { n > 10_000 ? "more than 10,000" : n.formatted() }
+
+    @Sendable
+    func dashboard(req: Request) async throws -> View {
+        let sql = req.sql
+        // Estimates for the big table (exact counts of a million rows stall a page); exact for the rest.
+        let counts = try await sql.raw("""
+            SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE oid = 'books'::regclass) AS books_estimate,
+                   (SELECT count(*) FROM categories) AS categories, (SELECT count(*) FROM publishers) AS publishers,
+                   (SELECT count(*) FROM staff_users) AS staff
+            """).first()!
+        let booksEstimate = try counts.decode(column: "books_estimate", as: Int.self)
+        let booksText: String
+        if booksEstimate > 20_000 {
+            booksText = "about \(booksEstimate.formatted())"
+        } else {
+            booksText = (try await sql.raw("SELECT count(*) AS n FROM books").first()!.decode(column: "n", as: Int.self)).formatted()
+        }
+        func items(_ query: SQLQueryString) async throws -> [Item] {
+            try await sql.raw(query).all().map {
+                Item(title: try $0.decode(column: "title", as: String.self), href: "/admin/books/\(try $0.decode(column: "id", as: Int.self))",
+                     detail: try $0.decode(column: "detail", as: String.self))
+            }
+        }
+        let starting = try await items("""
+            SELECT b.id, b.title, 'starts ' || to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
+              FROM rights_windows r JOIN books b ON b.id = r.book_id
+             WHERE r.starts_at > now() AND r.starts_at <= now() + interval '30 days' ORDER BY r.starts_at, r.id LIMIT 20
+            """)
+        let ending = try await items("""
+            SELECT b.id, b.title, 'ends ' || to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
+              FROM rights_windows r JOIN books b ON b.id = r.book_id
+             WHERE r.ends_at > now() AND r.ends_at <= now() + interval '30 days' ORDER BY r.ends_at, r.id LIMIT 20
+            """)
+        let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
+        let noCategoryCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id)"
+        let noVideo = try await items("""
+            SELECT b.id, b.title, COALESCE((SELECT 'video ' || v.status FROM video_assets v WHERE v.book_id = b.id), 'no video asset') AS detail
+              FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20
+            """)
+        let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 20")
+        let problemCounts = try await sql.raw("""
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
+                   (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noCategoryCondition) LIMIT 10001) y) AS no_category
+            """).first()!
+        let page = Page(
+            layout: LayoutView(req, title: "Dashboard", section: "dashboard"),
+            counts: [
+                Count(label: "Books", value: booksText, href: "/admin/books"),
+                Count(label: "Categories", value: try counts.decode(column: "categories", as: Int.self).formatted(), href: "/admin/categories"),
+                Count(label: "Publishers", value: try counts.decode(column: "publishers", as: Int.self).formatted(), href: "/admin/publishers"),
+                Count(label: "Staff", value: try counts.decode(column: "staff", as: Int.self).formatted(), href: "/admin/audit"),
+            ],
+            starting: starting, ending: ending,
+            noVideo: noVideo, noVideoCount: Self.capped(try problemCounts.decode(column: "no_video", as: Int.self)),
+            noCategory: noCategory, noCategoryCount: Self.capped(try problemCounts.decode(column: "no_category", as: Int.self)))
+        return try await req.view.render("dashboard", page)
+    }
+}

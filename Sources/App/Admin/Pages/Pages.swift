@@ -1,0 +1,160 @@
+import Vapor
+
+/// What every console page shows around its content.
+struct LayoutView: Encodable {
+    struct NavItem: Encodable { let label: String; let href: String; let current: Bool }
+    let title: String
+    let user: String?
+    let role: String?
+    let canEdit: Bool
+    let nav: [NavItem]
+    let flash: [String]
+    let csrfToken: String
+
+    init(_ req: Request, title: String, section: String) {
+        self.title = title
+        let user = req.adminSession.user
+        self.user = user?.email
+        self.role = user?.role.rawValue
+        self.canEdit = user?.canEdit ?? false
+        let items: [(String, String, String)] = [
+            ("Dashboard", AdminPath.dashboard, "dashboard"), ("Books", "/admin/books", "books"),
+            ("Categories", "/admin/categories", "categories"), ("Publishers", "/admin/publishers", "publishers"),
+            ("Video assets", "/admin/video_assets", "video_assets"), ("Audit log", AdminPath.audit, "audit"),
+        ] + (user?.isAdmin == true ? [("Staff", "/admin/staff_users", "staff_users")] : [])
+        nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
+        flash = req.adminSession.takeFlash()
+        csrfToken = req.adminSession.csrfToken
+    }
+}
+
+struct CellView: Encodable {
+    let text: String
+    var href: String?
+    var badge: String?
+}
+
+struct RowView: Encodable {
+    let id: Int
+    let cells: [CellView]
+}
+
+struct HeaderView: Encodable {
+    let label: String
+    let sortURL: String?
+    /// "ascending" / "descending" for aria-sort, nil when not the sort column.
+    let sorted: String?
+}
+
+struct OptionView: Encodable {
+    let value: String
+    let label: String
+    let selected: Bool
+}
+
+struct FilterView: Encodable {
+    let name: String
+    let label: String
+    let isSelect: Bool
+    let options: [OptionView]
+    let value: String
+}
+
+struct PaginationView: Encodable {
+    let page: Int
+    let prevURL: String?
+    let nextURL: String?
+    let firstURL: String?
+    let lastURL: String?
+    let summary: String
+}
+
+struct BatchView: Encodable {
+    let actions: [OptionView]
+    let targets: [TargetView]
+    struct TargetView: Encodable { let action: String; let label: String; let options: [OptionView] }
+}
+
+struct ListPage: Encodable {
+    let layout: LayoutView
+    let heading: String
+    let parentHeading: String?
+    let parentURL: String?
+    let newURL: String?
+    let newLabel: String
+    let exportURL: String
+    let listURL: String
+    let batchURL: String?
+    let search: String?
+    let searchLabel: String?
+    let hasSearch: Bool
+    let filters: [FilterView]
+    let headers: [HeaderView]
+    let rows: [RowView]
+    let countText: String
+    let pagination: PaginationView
+    let batch: BatchView?
+    let hidden: [OptionView]      // current sort/filters, kept when searching
+    let perPageOptions: [OptionView]
+}
+
+struct FieldView: Encodable {
+    let name: String
+    let label: String
+    let type: String              // text, textarea, number, select, checkbox, datetime, checkboxes
+    let value: String
+    let error: String?
+    let required: Bool
+    let help: String?
+    let options: [OptionView]
+    let checked: Bool
+    let min: Int?
+    let max: Int?
+    let maxLength: Int?
+}
+
+struct FormPage: Encodable {
+    let layout: LayoutView
+    let heading: String
+    let action: String
+    let cancelURL: String
+    let fields: [FieldView]
+    let hasErrors: Bool
+    let errorSummary: [String]
+}
+
+struct DetailView: Encodable {
+    let label: String
+    let cell: CellView
+}
+
+struct RelatedView: Encodable {
+    let title: String
+    let headers: [HeaderView]
+    let rows: [RowView]
+    let manageLabel: String?
+    let manageURL: String?
+    let emptyText: String
+}
+
+struct ShowPage: Encodable {
+    let layout: LayoutView
+    let heading: String
+    let listURL: String
+    let listLabel: String
+    let editURL: String?
+    let deleteURL: String?
+    let historyURL: String
+    let details: [DetailView]
+    let related: [RelatedView]
+}
+
+struct ConfirmPage: Encodable {
+    let layout: LayoutView
+    let heading: String
+    let message: String
+    let warning: String?
+    let action: String
+    let cancelURL: String
+    let button: String
+}
