@@ -50,7 +50,7 @@ CONF
     fi
 }
 
-psql_() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres "$@"; }
+psql_() { PGOPTIONS="--client-min-messages=warning" psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres "$@"; }
 
 case "${1:-}" in
     up) up; echo "PostgreSQL on 127.0.0.1:$port (data in $datadir)" ;;

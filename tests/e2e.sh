@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# End-to-end tests of the console in a real headless Chromium (Selenium), against the running
+# app on a fresh database. Run by `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    echo "installing chromium and chromium-driver" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check 'selenium>=4.10' 2>&1 | grep -v "Running pip as the 'root'" || true
+
+db=st_e2e
+scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+scripts/db.sh psql -d postgres -c "CREATE DATABASE $db" >/dev/null
+export DATABASE_URL=$(scripts/db.sh url $db)
+export JWT_SECRET=e2e-jwt-secret-0123456789abcdefghijkl SESSION_SECRET=e2e-session-secret-0123456789abcdefghij
+export BCRYPT_COST=4 LOG_LEVEL=warning
+app=.build/debug/App
+$app migrate >/dev/null
+$app seed categories >/dev/null
+$app staff create --email editor@e2e.test --password 'editor password' --role editor >/dev/null
+$app staff create --email viewer@e2e.test --password 'viewer password' --role viewer >/dev/null
+$app parent create --email parent@e2e.test --password 'parent password' --child Ada >/dev/null
+scripts/db.sh psql -d $db -q <<'SQL'
+INSERT INTO books (title, author, status, age_min, age_max) VALUES
+  ('E2E Alpha', 'Ann', 'active', 2, 6), ('E2E Beta', 'Ben', 'active', 2, 6),
+  ('E2E Gamma', 'Cy', 'active', 2, 6), ('E2E Delta', 'Di', 'active', 2, 6);
+INSERT INTO rights_windows (book_id, starts_at) SELECT id, now() - interval '1 day' FROM books;
+INSERT INTO video_assets (book_id, status, duration_seconds, has_captions) SELECT id, 'ready', 340, true FROM books;
+SQL
+
+port=$((20000 + RANDOM % 20000))
+$app serve --hostname 127.0.0.1 --port $port > .build/e2e-server.log 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+
+STORYTIME_URL="http://127.0.0.1:$port" python3 -m unittest -v tests/e2e/test_console.py
+scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null

@@ -1,0 +1,179 @@
+"""The console in a real browser: what staff do every day, end to end."""
+import json
+import os
+import unittest
+import urllib.request
+import urllib.error
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+BASE = os.environ["STORYTIME_URL"]
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def api(path, token=None, body=None):
+    request = urllib.request.Request(BASE + path, data=json.dumps(body).encode() if body else None,
+                                     headers={"Content-Type": "application/json"})
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+
+
+class ConsoleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.driver = browser()
+        cls.driver.implicitly_wait(2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+
+    def setUp(self):
+        self.driver.delete_all_cookies()
+
+    def sign_in(self, email, password):
+        d = self.driver
+        d.get(BASE + "/admin/login")
+        d.find_element(By.ID, "email").send_keys(email)
+        d.find_element(By.ID, "password").send_keys(password)
+        d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        self.assertIn("Dashboard", d.find_element(By.TAG_NAME, "h1").text)
+
+    def fill(self, field_id, value):
+        element = self.driver.find_element(By.ID, field_id)
+        element.clear()
+        element.send_keys(value)
+
+    def new_category(self, name, slug):
+        d = self.driver
+        d.get(BASE + "/admin/categories")
+        d.find_element(By.LINK_TEXT, "New category").click()
+        self.fill("field-name", name)
+        self.fill("field-slug", slug)
+        self.fill("field-display_order", "90")
+        d.find_element(By.XPATH, "//button[text()='Save']").click()
+
+    def test_1_category_assignment_by_checkbox_and_batch_reaches_the_parent_api(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        self.new_category("Space Stories", "space-stories")
+        self.assertIn("was created", d.find_element(By.CLASS_NAME, "flash").text)
+        # the same slug again: an error beside the field, the input kept
+        self.new_category("Outer Space", "space-stories")
+        self.assertEqual("A category with this slug already exists.", d.find_element(By.ID, "error-slug").text)
+        self.assertEqual("Outer Space", d.find_element(By.ID, "field-name").get_attribute("value"))
+
+        # one book by checkbox on its form
+        d.get(BASE + "/admin/books?q=alpha")
+        d.find_element(By.LINK_TEXT, "E2E Alpha").click()
+        d.find_element(By.LINK_TEXT, "Edit").click()
+        d.find_element(By.XPATH, "//label[contains(., 'Space Stories')]/input").click()
+        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.assertIn("was saved", d.find_element(By.CLASS_NAME, "flash").text)
+        self.assertTrue(d.find_elements(By.XPATH, "//section[h2='Categories']//a[text()='Space Stories']"))
+
+        # three books by batch action
+        d.get(BASE + "/admin/books?q=e2e&sort=title")
+        for title in ("E2E Beta", "E2E Delta", "E2E Gamma"):
+            row = d.find_element(By.XPATH, f"//tr[td/a[text()='{title}']]")
+            row.find_element(By.CSS_SELECTOR, "input[name='ids[]']").click()
+        Select(d.find_element(By.ID, "batch-action")).select_by_visible_text("Add to category")
+        Select(d.find_element(By.ID, "target-add_category")).select_by_visible_text("Space Stories")
+        d.find_element(By.XPATH, "//button[text()='Apply to selected']").click()
+        self.assertIn("3 books added to “Space Stories”", d.find_element(By.CLASS_NAME, "flash").text)
+
+        token = api("/api/v1/auth/token", body={"email": "parent@e2e.test", "password": "parent password"})["access_token"]
+        page = api("/api/v1/catalog/books?category=space-stories", token)
+        self.assertEqual(["E2E Alpha", "E2E Beta", "E2E Delta", "E2E Gamma"], [b["title"] for b in page["data"]])
+
+    def test_2_rights_window_ending_before_it_starts_is_refused(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=beta")
+        d.find_element(By.LINK_TEXT, "E2E Beta").click()
+        d.find_element(By.LINK_TEXT, "Manage rights windows").click()
+        d.find_element(By.LINK_TEXT, "New rights window").click()
+        d.execute_script("document.getElementById('field-starts_at').value = '2027-05-01T10:00';"
+                         "document.getElementById('field-ends_at').value = '2027-04-01T10:00';")
+        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.assertEqual("The end must be after the start.", d.find_element(By.ID, "error-ends_at").text)
+        self.assertIn("Please correct the errors below.", d.find_element(By.ID, "error-summary").text)
+
+    def test_3_viewer_cannot_change_anything(self):
+        d = self.driver
+        self.sign_in("viewer@e2e.test", "viewer password")
+        d.get(BASE + "/admin/categories")
+        self.assertFalse(d.find_elements(By.LINK_TEXT, "New category"))
+        d.get(BASE + "/admin/books")
+        self.assertFalse(d.find_elements(By.XPATH, "//button[text()='Apply to selected']"))
+        d.get(BASE + "/admin/categories/new")
+        self.assertIn("403", d.find_element(By.TAG_NAME, "h1").text)
+        # even a hand-made form post with a valid token is refused
+        d.get(BASE + "/admin/categories")
+        status = d.execute_script("""
+            const token = document.querySelector('input[name=csrf_token]').value;
+            const body = new URLSearchParams({csrf_token: token, name: 'Viewer Made', slug: 'viewer-made', display_order: '1'});
+            const xhr = new XMLHttpRequest(); xhr.open('POST', '/admin/categories', false);
+            xhr.setRequestHeader('Content-Type', 'application/x-www-form-urlencoded'); xhr.send(body.toString());
+            return xhr.status;""")
+        self.assertEqual(403, status)
+        d.get(BASE + "/admin/categories")
+        self.assertNotIn("Viewer Made", d.page_source)
+
+    def test_4_post_without_csrf_token_is_refused(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/categories/new")
+        d.execute_script("document.querySelector('form.record-form input[name=csrf_token]').remove();")
+        self.fill("field-name", "No Token")
+        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.assertIn("403", d.find_element(By.TAG_NAME, "h1").text)
+        d.get(BASE + "/admin/categories")
+        self.assertNotIn("No Token", d.page_source)
+
+    def test_5_script_in_a_name_is_shown_as_text(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        self.new_category("<script>alert(1)</script>", "")
+        d.get(BASE + "/admin/categories")
+        with self.assertRaises(NoAlertPresentException):
+            d.switch_to.alert.text
+        self.assertTrue(d.find_elements(By.XPATH, "//a[text()='<script>alert(1)</script>']"))
+
+    def test_6_keyboard_reaches_the_login_form_with_visible_focus(self):
+        d = self.driver
+        d.get(BASE + "/admin/login")
+        active = lambda: d.switch_to.active_element
+        self.assertEqual("email", active().get_attribute("id"))           # autofocus
+        active().send_keys("editor@e2e.test", Keys.TAB)
+        self.assertEqual("password", active().get_attribute("id"))
+        outline = d.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+        self.assertNotEqual("none", outline)
+        active().send_keys("editor password", Keys.TAB)
+        self.assertEqual("submit", active().get_attribute("type"))
+        active().send_keys(Keys.ENTER)
+        self.assertIn("Dashboard", d.find_element(By.TAG_NAME, "h1").text)
+        # every form control of the book list has a label
+        d.get(BASE + "/admin/books")
+        unlabeled = d.execute_script("""
+            return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+              .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.name);""")
+        self.assertEqual([], unlabeled)
+
+
+if __name__ == "__main__":
+    unittest.main()
