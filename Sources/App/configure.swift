@@ -44,6 +44,10 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
     app.middleware.use(FileMiddleware(publicDirectory: app.directory.publicDirectory))
 
+    // Shared state is created here, before requests run concurrently.
+    _ = app.queryCounter
+    _ = app.catalogCache
+
     try routes(app)
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.

@@ -27,6 +27,15 @@ public struct CatalogParameters: Sendable, Equatable {
         self.sort = requested == .relevance && words.isEmpty ? .title : requested
     }
 
+    /// One key per distinct result: equal for requests that must get the same page.
+    public var cacheKey: String {
+        var parts = ["w=" + words.joined(separator: " "), "s=" + sort.rawValue, "p=\(page.page)", "n=\(page.perPage)"]
+        if let age { parts.append("a=\(age)") }
+        if let publisher { parts.append("u=\(publisher)") }
+        if let category { parts.append("c=" + category) }
+        return parts.joined(separator: "\u{1}")
+    }
+
     public init(_ query: QueryParameters) throws(ParameterError) {
         let text = try query.value("q")
         if let text, text.count > Self.maxQueryLength {

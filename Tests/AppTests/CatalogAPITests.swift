@@ -244,7 +244,7 @@ struct CatalogAPITests {
                 #expect(count <= 3, "\(query): \(count) statements")
             }
             let detail = try await app.countQueries { _ = try await app.get("/api/v1/catalog/books/1", token: parent.token) }
-            #expect(detail == 1)
+            #expect(detail <= 2)   // the catalog version, then the book (or a cache hit)
         }
     }
 

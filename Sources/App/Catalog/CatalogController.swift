@@ -3,8 +3,8 @@ import Crypto
 import SQLKit
 import Vapor
 
-/// The parent catalog: `/api/v1/catalog/books`, `/books/:id`, `/categories`. Read-only, so it
-/// could run against a replica.
+/// The parent catalog: `/api/v1/catalog/books`, `/books/:id`, `/categories`. Read-only (it could
+/// run against a replica), and served from `CatalogCache` while the catalog does not change.
 struct CatalogController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         let catalog = routes.grouped("catalog")
@@ -18,33 +18,54 @@ struct CatalogController: RouteCollection {
     func books(req: Request) async throws -> Response {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
-        let result = try await Self.list(parameters, req: req)
-        return try paged(result.books, page: parameters.page, total: result.total, query: query, req: req)
+        let cache = req.application.catalogCache
+        let (generation, maxTermID) = try await cache.current(on: req.sql)
+        let key = "books\u{1}" + parameters.cacheKey
+        let entry: CatalogCache.Entry
+        if let hit = cache.entry(key, in: generation) {
+            entry = hit
+        } else {
+            let result = try await Self.list(parameters, maxTermID: maxTermID, req: req)
+            let page = PageDTO(data: result.books, meta: .init(page: parameters.page.page, perPage: parameters.page.perPage,
+                                                              totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
+            entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
+            cache.store(entry, for: key, in: generation)
+        }
+        let response = jsonResponse(entry.body)
+        response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: entry.totalCount))
+        return response
     }
 
     /// The count and the page for `parameters`, the search expanded with typo alternatives.
-    static func list(_ parameters: CatalogParameters, req: Request) async throws -> (books: [BookDTO], total: Int) {
+    /// Searches count and page in one statement; plain lists use the partial indexes for the
+    /// page and skip it past the end.
+    static func list(_ parameters: CatalogParameters, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int) {
         let queries = CatalogQueries(sql: req.sql)
-        var search: CatalogQueries.Search?
         if !parameters.words.isEmpty {
             var lexicon = Lexicon()
             if parameters.words.contains(where: { $0.count >= SearchText.typoMinLength }) {
-                lexicon = try await req.application.lexicon.refreshed(on: req.sql)
+                lexicon = try await req.application.catalogCache.lexicon(upTo: maxTermID, on: req.sql)
             }
-            search = .init(clauses: parameters.words.map { [$0] + SearchText.typoPrefixes(of: $0, in: lexicon) })
+            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + SearchText.typoPrefixes(of: $0, in: lexicon) })
+            let result = try await queries.searchPage(parameters, search: search)
+            return (result.books, result.total)
         }
-        let total = try await queries.count(parameters, search: search)
-        let books = parameters.page.offset < total ? try await queries.page(parameters, search: search) : []
+        let total = try await queries.count(parameters, search: nil)
+        let books = parameters.page.offset < total ? try await queries.page(parameters, search: nil) : []
         return (books, total)
     }
 
     @Sendable
-    func book(req: Request) async throws -> ItemDTO<BookDTO> {
-        guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0,
-              let book = try await CatalogQueries(sql: req.sql).book(id: id) else {
-            throw Problem.notFound("No such book.")
-        }
-        return ItemDTO(data: book)
+    func book(req: Request) async throws -> Response {
+        guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
+        let cache = req.application.catalogCache
+        let (generation, _) = try await cache.current(on: req.sql)
+        let key = "book\u{1}\(id)"
+        if let hit = cache.entry(key, in: generation) { return jsonResponse(hit.body) }
+        guard let book = try await CatalogQueries(sql: req.sql).book(id: id) else { throw Problem.notFound("No such book.") }
+        let entry = CatalogCache.Entry(body: try encode(ItemDTO(data: book)), totalCount: 1, etag: nil)
+        cache.store(entry, for: key, in: generation)
+        return jsonResponse(entry.body)
     }
 
     struct CategoryDTO: Content {
@@ -67,33 +88,54 @@ struct CatalogController: RouteCollection {
     /// Public; sends an ETag and answers a matching `If-None-Match` with 304.
     @Sendable
     func categories(req: Request) async throws -> Response {
-        let rows = try await req.sql.raw("""
-            SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
-            """).all()
-        let categories = try rows.map {
-            CategoryDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
-                        slug: try $0.decode(column: "slug", as: String.self), iconName: try $0.decode(column: "icon_name", as: String?.self),
-                        displayOrder: try $0.decode(column: "display_order", as: Int.self))
+        let cache = req.application.catalogCache
+        let (generation, _) = try await cache.current(on: req.sql)
+        let entry: CatalogCache.Entry
+        if let hit = cache.entry("categories", in: generation) {
+            entry = hit
+        } else {
+            let rows = try await req.sql.raw("""
+                SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
+                """).all()
+            let categories = try rows.map {
+                CategoryDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
+                            slug: try $0.decode(column: "slug", as: String.self), iconName: try $0.decode(column: "icon_name", as: String?.self),
+                            displayOrder: try $0.decode(column: "display_order", as: Int.self))
+            }
+            let body = try encode(ItemDTO(data: categories))
+            let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+            entry = CatalogCache.Entry(body: body, totalCount: categories.count, etag: etag)
+            cache.store(entry, for: "categories", in: generation)
         }
-        let response = try await ItemDTO(data: categories).encodeResponse(for: req)
-        let body = response.body.data ?? Data()
-        let etag = "\"" + SHA256.hash(data: body).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
-        response.headers.replaceOrAdd(name: .eTag, value: etag)
-        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=60")
+        let etag = entry.etag ?? ""
         if let match = req.headers.first(name: .ifNoneMatch),
            match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag }) {
             return Response(status: .notModified, headers: ["ETag": etag, "Cache-Control": "public, max-age=60"])
         }
+        let response = jsonResponse(entry.body)
+        response.headers.replaceOrAdd(name: .eTag, value: etag)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=60")
         return response
     }
+}
+
+/// JSON with the app's encoder settings (snake_case, sorted keys, ISO 8601 dates).
+func encode<T: Encodable>(_ value: T) throws -> ByteBuffer {
+    var buffer = ByteBuffer()
+    var headers = HTTPHeaders()
+    try ContentConfiguration.global.requireEncoder(for: .json).encode(value, to: &buffer, headers: &headers)
+    return buffer
+}
+
+func jsonResponse(_ body: ByteBuffer, status: HTTPStatus = .ok) -> Response {
+    Response(status: status, headers: ["Content-Type": "application/json; charset=utf-8"], body: .init(buffer: body))
 }
 
 /// A page response with its Link header.
 func paged<Item: Content>(_ items: [Item], page: PageRequest, total: Int, query: QueryParameters, req: Request) throws -> Response {
     let dto = PageDTO(data: items, meta: .init(page: page.page, perPage: page.perPage, totalCount: total,
                                                  totalPages: page.totalPages(for: total)))
-    let response = Response(status: .ok)
-    try response.content.encode(dto, as: .json)
+    let response = jsonResponse(try encode(dto))
     response.headers.replaceOrAdd(name: "Link", value: page.linkHeader(path: req.url.path, query: query, totalCount: total))
     return response
 }

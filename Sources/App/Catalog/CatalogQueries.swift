@@ -82,6 +82,38 @@ struct CatalogQueries {
         return try rows.map(BookDTO.init(row:))
     }
 
+    /// Count and page in one statement, for searches: one scan of the matches feeds both.
+    /// Returns the total and the page (empty past the end).
+    func searchPage(_ parameters: CatalogParameters, search: Search) async throws -> (total: Int, books: [BookDTO]) {
+        let page = parameters.page
+        let keys: String, order: String
+        switch parameters.sort {
+        case .newest: (keys, order) = ("b.created_at", "created_at DESC, id DESC")
+        case .title: (keys, order) = ("lower(b.title) AS sort_title", "sort_title ASC, id ASC")
+        case .relevance: (keys, order) = ("", "tier DESC, rank DESC, id ASC")
+        }
+        let rankKeys: SQLQueryString = parameters.sort == .relevance ? """
+            , ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
+               + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
+               + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
+            ts_rank(b.search_vector, \(bind: search.any)::tsquery) AS rank
+            """ : SQLQueryString(keys.isEmpty ? "" : ", " + keys)
+        let rows = try await sql.raw("""
+            WITH matched AS MATERIALIZED (
+                SELECT b.id\(rankKeys) FROM books b WHERE \(filter(parameters, search: search))
+            ), pg AS (
+                SELECT * FROM matched ORDER BY \(unsafeRaw: order) LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
+            )
+            SELECT (SELECT count(*) FROM matched) AS total_count, \(BookDTO.columns)
+              FROM pg JOIN books b ON b.id = pg.id \(BookDTO.joins)
+             RIGHT JOIN (SELECT 1) AS always ON true
+             ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
+            """).all()
+        let total = try rows.first?.decode(column: "total_count", as: Int.self) ?? 0
+        let books = try rows.filter { try $0.decode(column: "id", as: Int?.self) != nil }.map(BookDTO.init(row:))
+        return (total, books)
+    }
+
     /// One active book, or nil.
     func book(id: Int) async throws -> BookDTO? {
         try await sql.raw("""

@@ -22,6 +22,28 @@ func withApp(_ body: (Application) async throws -> Void) async throws {
     try await TestDatabase.drop(database)
 }
 
+/// Two app instances on one database, as behind a load balancer.
+func withTwoApps(_ body: (Application, Application) async throws -> Void) async throws {
+    let database = try await TestDatabase.create()
+    var apps: [Application] = []
+    do {
+        for _ in 0..<2 {
+            let app = try await Application.make(.testing)
+            app.logger.logLevel = .warning
+            app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
+            apps.append(app)
+            try await configure(app, settings: testSettings(database: database))
+        }
+        try await body(apps[0], apps[1])
+    } catch {
+        for app in apps { try? await app.asyncShutdown() }
+        try? await TestDatabase.drop(database)
+        throw error
+    }
+    for app in apps { try await app.asyncShutdown() }
+    try await TestDatabase.drop(database)
+}
+
 func testSettings(database: String) -> Settings {
     Settings(databaseURL: TestDatabase.url(for: database),
              jwtSecret: "test-jwt-secret-that-is-long-enough-0123456789",

@@ -1,0 +1,93 @@
+import Core
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// Catalog responses kept in memory per catalog version, so a hot page costs one cheap statement
+/// instead of an exact COUNT(*) over the catalog.
+///
+/// Correctness: `catalog_state.version` is bumped by triggers in the same transaction as any change
+/// parents could see, so reading it first tells every instance whether anyone (console, another
+/// instance, psql) committed a change; a new version empties the cache. Rights availability also
+/// changes with time alone, so a generation is valid only until the next rights window starts or
+/// ends, by the database's clock.
+final class CatalogCache: Sendable {
+    struct Generation: Sendable, Equatable {
+        let version: Int
+        let validUntil: Date?
+    }
+
+    struct Entry: Sendable {
+        let body: ByteBuffer
+        let totalCount: Int
+        let etag: String?
+    }
+
+    private struct State {
+        var generation: Generation?
+        var entries: [String: Entry] = [:]
+        var lexicon = Lexicon()
+        var lexiconMaxID = 0
+    }
+
+    /// Entries are dropped wholesale past this many (a new version drops them anyway).
+    static let maxEntries = 20_000
+    private let state = NIOLockedValueBox(State())
+
+    /// The current generation and the newest vocabulary id, in one statement (the rights
+    /// boundary is two index probes on rights_windows).
+    func current(on sql: any SQLDatabase) async throws -> (generation: Generation, maxTermID: Int) {
+        let row = try await sql.raw("""
+            SELECT s.version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
+                   LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
+                         (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp())) AS next_boundary
+              FROM catalog_state s
+            """).first()!
+        let generation = Generation(version: try row.decode(column: "version", as: Int.self),
+                                    validUntil: try row.decode(column: "next_boundary", as: Date?.self))
+        state.withLockedValue { state in
+            if state.generation != generation {
+                state.generation = generation
+                state.entries.removeAll(keepingCapacity: true)
+            }
+        }
+        return (generation, try row.decode(column: "max_term", as: Int.self))
+    }
+
+    func entry(_ key: String, in generation: Generation) -> Entry? {
+        state.withLockedValue { $0.generation == generation ? $0.entries[key] : nil }
+    }
+
+    func store(_ entry: Entry, for key: String, in generation: Generation) {
+        state.withLockedValue { state in
+            guard state.generation == generation else { return }
+            if state.entries.count >= Self.maxEntries { state.entries.removeAll(keepingCapacity: true) }
+            state.entries[key] = entry
+        }
+    }
+
+    /// The title/author vocabulary; fetches only the terms added since the last look, and only
+    /// when `maxTermID` says there are some.
+    func lexicon(upTo maxTermID: Int, on sql: any SQLDatabase) async throws -> Lexicon {
+        let known = state.withLockedValue { $0.lexiconMaxID }
+        guard maxTermID > known else { return state.withLockedValue { $0.lexicon } }
+        let rows = try await sql.raw("SELECT id, term FROM search_terms WHERE id > \(bind: known) ORDER BY id").all()
+        let fresh = try rows.map { (try $0.decode(column: "id", as: Int.self), try $0.decode(column: "term", as: String.self)) }
+        return state.withLockedValue { state in
+            let newer = fresh.filter { $0.0 > state.lexiconMaxID }
+            state.lexicon.append(newer.map(\.1))
+            state.lexiconMaxID = max(state.lexiconMaxID, newer.last?.0 ?? 0)
+            return state.lexicon
+        }
+    }
+}
+
+extension Application {
+    private struct CatalogCacheKey: StorageKey { typealias Value = CatalogCache }
+    var catalogCache: CatalogCache {
+        if let cache = storage[CatalogCacheKey.self] { return cache }
+        let cache = CatalogCache()
+        storage[CatalogCacheKey.self] = cache
+        return cache
+    }
+}

@@ -1,0 +1,93 @@
+@testable import App
+import Foundation
+import SQLKit
+import Testing
+import Vapor
+import VaporTesting
+
+/// The catalog cache must never serve what the database no longer says.
+@Suite("Catalog cache invalidation")
+struct CatalogCacheTests {
+    static func titles(_ app: Application, _ token: String, _ query: String = "") async throws -> [String] {
+        try await app.get("/api/v1/catalog/books\(query)", token: token).dataArray.map { $0["title"] as! String }
+    }
+
+    @Test("a repeated page is served from memory with one statement; a write through SQL shows up on the next request")
+    func sqlWrite() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let book = try await app.makeBook("Owl Moon")
+            #expect(try await Self.titles(app, parent.token) == ["Owl Moon"])
+            let hit = try await app.countQueries { _ = try await app.get("/api/v1/catalog/books", token: parent.token) }
+            #expect(hit == 1)
+            // as psql would: rename, add, hide
+            try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: book)").run()
+            #expect(try await Self.titles(app, parent.token) == ["Owl Night"])
+            try await app.makeBook("Bear Day")
+            let page = try await app.get("/api/v1/catalog/books", token: parent.token)
+            #expect(try page.meta["total_count"] == 2)
+            try await app.sql.raw("UPDATE books SET status = 'draft' WHERE id = \(bind: book)").run()
+            #expect(try await Self.titles(app, parent.token) == ["Bear Day"])
+            #expect(try await app.get("/api/v1/catalog/books/\(book)", token: parent.token).status == .notFound)
+            // a category rename reaches cached books and the categories list
+            let category = try await app.makeCategory("Night", slug: "night")
+            try await app.sql.raw("INSERT INTO book_categories (book_id, category_id) SELECT id, \(bind: category) FROM books").run()
+            _ = try await app.get("/api/v1/catalog/categories")
+            try await app.sql.raw("UPDATE categories SET name = 'Nighttime' WHERE id = \(bind: category)").run()
+            let names = try await app.get("/api/v1/catalog/categories").dataArray.map { $0["name"] as! String }
+            #expect(names == ["Nighttime"])
+            let first = try await app.get("/api/v1/catalog/books", token: parent.token).dataArray.first
+            #expect(((first?["categories"] as? [[String: Any]])?.first?["name"] as? String) == "Nighttime")
+        }
+    }
+
+    @Test("a change made in the console shows up in the next API response")
+    func consoleWrite() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let books = [try await app.makeBook("Alpha"), try await app.makeBook("Beta")]
+            #expect(try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] == 2)
+            let console = try await app.console()
+            try await console.post("/admin/books/batch", [("action", "set_status"), ("target_set_status", "archived"), ("ids[]", String(books[0]))])
+            #expect(try await Self.titles(app, parent.token) == ["Beta"])
+        }
+    }
+
+    @Test("a change made through another app instance shows up in the next response of this one")
+    func secondInstance() async throws {
+        try await withTwoApps { first, second in
+            let parent = try await first.makeParent()
+            let book = try await first.makeBook("Alpha")
+            let detail = try await first.get("/api/v1/catalog/books/\(book)", token: parent.token).dataObject
+            #expect(detail["duration_seconds"] as? Int == 300)
+            let console = try await second.console()
+            let saved = try await console.post("/admin/video_assets/\(book)", [("book_id", String(book)), ("status", "ready"),
+                                                                              ("duration_seconds", "125"), ("has_captions", "on")])
+            #expect(saved.status == .seeOther)
+            let after = try await first.get("/api/v1/catalog/books/\(book)", token: parent.token).dataObject
+            #expect(after["duration_seconds"] as? Int == 125)
+        }
+    }
+
+    @Test("rights availability flips when a window starts or ends, without any write")
+    func rightsOverTime() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let starting = try await app.makeBook("Starting", rights: .none)
+            let ending = try await app.makeBook("Ending", rights: .none)
+            try await app.sql.raw("""
+                INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES
+                    (\(bind: starting), now() + interval '1500 milliseconds', NULL),
+                    (\(bind: ending), now() - interval '1 day', now() + interval '1500 milliseconds')
+                """).run()
+            func rights() async throws -> [String: Bool] {
+                let data = try await app.get("/api/v1/catalog/books", token: parent.token).dataArray
+                return Dictionary(uniqueKeysWithValues: data.map { ($0["title"] as! String, $0["rights_available"] as! Bool) })
+            }
+            #expect(try await rights() == ["Starting": false, "Ending": true])
+            #expect(try await rights() == ["Starting": false, "Ending": true])   // served from the cache
+            try await Task.sleep(nanoseconds: 2_000_000_000)
+            #expect(try await rights() == ["Starting": true, "Ending": false])
+        }
+    }
+}
