@@ -38,3 +38,7 @@ psql: db-up
 
 clean:
 	rm -rf .build
+
+# Release build, bench databases of 10k and 100k books (BENCH_1M=1 adds a million), wrk + pgbench.
+bench: deps
+	@bench/run.sh

@@ -33,7 +33,8 @@ port=$((20000 + RANDOM % 20000))
 $app serve --hostname 127.0.0.1 --port $port > .build/e2e-server.log 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "the app did not start:" >&2; cat .build/e2e-server.log >&2; exit 1; }
 
 STORYTIME_URL="http://127.0.0.1:$port" python3 -m unittest -v tests/e2e/test_console.py
 scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null

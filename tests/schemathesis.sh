@@ -20,7 +20,8 @@ port=$((20000 + RANDOM % 20000))
 $app serve --hostname 127.0.0.1 --port $port > .build/schemathesis-server.log 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "the app did not start:" >&2; cat .build/schemathesis-server.log >&2; exit 1; }
 token=$(curl -sf -X POST "http://127.0.0.1:$port/api/v1/auth/token" -H 'Content-Type: application/json' \
     -d '{"email":"fuzz@example.com","password":"fuzz password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
 

@@ -56,6 +56,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.asyncCommands.use(SeedCommand(), as: "seed")
     app.asyncCommands.use(StaffCommand(), as: "staff")
     app.asyncCommands.use(ParentCommand(), as: "parent")
+    app.asyncCommands.use(CatalogSQLCommand(), as: "catalog-sql")
 }
 
 extension Application {

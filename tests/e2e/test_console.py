@@ -6,11 +6,11 @@ import urllib.request
 import urllib.error
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["STORYTIME_URL"]
 
@@ -45,12 +45,26 @@ class ConsoleTest(unittest.TestCase):
     def setUp(self):
         self.driver.delete_all_cookies()
 
+    def submit(self, element):
+        """Clicks and waits for the next page to replace this one."""
+        self.driver.execute_script("window.__previousPage = true")
+        element.click()
+        self.wait_for_new_page()
+
+    def wait_for_new_page(self):
+        def loaded(driver):
+            try:
+                return driver.execute_script("return window.__previousPage === undefined && document.readyState === 'complete'")
+            except WebDriverException:
+                return False  # mid-navigation
+        WebDriverWait(self.driver, 15).until(loaded)
+
     def sign_in(self, email, password):
         d = self.driver
         d.get(BASE + "/admin/login")
         d.find_element(By.ID, "email").send_keys(email)
         d.find_element(By.ID, "password").send_keys(password)
-        d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        self.submit(d.find_element(By.CSS_SELECTOR, "button[type=submit]"))
         self.assertIn("Dashboard", d.find_element(By.TAG_NAME, "h1").text)
 
     def fill(self, field_id, value):
@@ -61,11 +75,11 @@ class ConsoleTest(unittest.TestCase):
     def new_category(self, name, slug):
         d = self.driver
         d.get(BASE + "/admin/categories")
-        d.find_element(By.LINK_TEXT, "New category").click()
+        self.submit(d.find_element(By.LINK_TEXT, "New category"))
         self.fill("field-name", name)
         self.fill("field-slug", slug)
         self.fill("field-display_order", "90")
-        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
 
     def test_1_category_assignment_by_checkbox_and_batch_reaches_the_parent_api(self):
         d = self.driver
@@ -79,10 +93,10 @@ class ConsoleTest(unittest.TestCase):
 
         # one book by checkbox on its form
         d.get(BASE + "/admin/books?q=alpha")
-        d.find_element(By.LINK_TEXT, "E2E Alpha").click()
-        d.find_element(By.LINK_TEXT, "Edit").click()
+        self.submit(d.find_element(By.LINK_TEXT, "E2E Alpha"))
+        self.submit(d.find_element(By.LINK_TEXT, "Edit"))
         d.find_element(By.XPATH, "//label[contains(., 'Space Stories')]/input").click()
-        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
         self.assertIn("was saved", d.find_element(By.CLASS_NAME, "flash").text)
         self.assertTrue(d.find_elements(By.XPATH, "//section[h2='Categories']//a[text()='Space Stories']"))
 
@@ -93,7 +107,7 @@ class ConsoleTest(unittest.TestCase):
             row.find_element(By.CSS_SELECTOR, "input[name='ids[]']").click()
         Select(d.find_element(By.ID, "batch-action")).select_by_visible_text("Add to category")
         Select(d.find_element(By.ID, "target-add_category")).select_by_visible_text("Space Stories")
-        d.find_element(By.XPATH, "//button[text()='Apply to selected']").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Apply to selected']"))
         self.assertIn("3 books added to “Space Stories”", d.find_element(By.CLASS_NAME, "flash").text)
 
         token = api("/api/v1/auth/token", body={"email": "parent@e2e.test", "password": "parent password"})["access_token"]
@@ -104,12 +118,12 @@ class ConsoleTest(unittest.TestCase):
         d = self.driver
         self.sign_in("editor@e2e.test", "editor password")
         d.get(BASE + "/admin/books?q=beta")
-        d.find_element(By.LINK_TEXT, "E2E Beta").click()
-        d.find_element(By.LINK_TEXT, "Manage rights windows").click()
-        d.find_element(By.LINK_TEXT, "New rights window").click()
+        self.submit(d.find_element(By.LINK_TEXT, "E2E Beta"))
+        self.submit(d.find_element(By.LINK_TEXT, "Manage rights windows"))
+        self.submit(d.find_element(By.LINK_TEXT, "New rights window"))
         d.execute_script("document.getElementById('field-starts_at').value = '2027-05-01T10:00';"
                          "document.getElementById('field-ends_at').value = '2027-04-01T10:00';")
-        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
         self.assertEqual("The end must be after the start.", d.find_element(By.ID, "error-ends_at").text)
         self.assertIn("Please correct the errors below.", d.find_element(By.ID, "error-summary").text)
 
@@ -140,7 +154,7 @@ class ConsoleTest(unittest.TestCase):
         d.get(BASE + "/admin/categories/new")
         d.execute_script("document.querySelector('form.record-form input[name=csrf_token]').remove();")
         self.fill("field-name", "No Token")
-        d.find_element(By.XPATH, "//button[text()='Save']").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
         self.assertIn("403", d.find_element(By.TAG_NAME, "h1").text)
         d.get(BASE + "/admin/categories")
         self.assertNotIn("No Token", d.page_source)
@@ -165,7 +179,9 @@ class ConsoleTest(unittest.TestCase):
         self.assertNotEqual("none", outline)
         active().send_keys("editor password", Keys.TAB)
         self.assertEqual("submit", active().get_attribute("type"))
+        d.execute_script("window.__previousPage = true")
         active().send_keys(Keys.ENTER)
+        self.wait_for_new_page()
         self.assertIn("Dashboard", d.find_element(By.TAG_NAME, "h1").text)
         # every form control of the book list has a label
         d.get(BASE + "/admin/books")

@@ -45,14 +45,21 @@ struct CatalogQueries {
         return conditions.joined(separator: " AND ")
     }
 
+    func countQuery(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
+        "SELECT count(*) AS n FROM books b WHERE \(filter(parameters, search: search))"
+    }
+
     func count(_ parameters: CatalogParameters, search: Search?) async throws -> Int {
-        let row = try await sql.raw("SELECT count(*) AS n FROM books b WHERE \(filter(parameters, search: search))").first()
-        return try row!.decode(column: "n", as: Int.self)
+        try await sql.raw(countQuery(parameters, search: search)).first()!.decode(column: "n", as: Int.self)
     }
 
     /// The page of books in a total order (ties broken by id). The page's ids are chosen first
     /// so the per-book subqueries run for the page only, not for the rows OFFSET skips.
     func page(_ parameters: CatalogParameters, search: Search?) async throws -> [BookDTO] {
+        try await sql.raw(pageQuery(parameters, search: search)).all().map(BookDTO.init(row:))
+    }
+
+    func pageQuery(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
         let keys: SQLQueryString, order: String
         switch (parameters.sort, search) {
         case (.relevance, let search?):
@@ -71,20 +78,26 @@ struct CatalogQueries {
             order = "sort_title ASC, id ASC"
         }
         let page = parameters.page
-        let rows = try await sql.raw("""
+        return """
             SELECT \(BookDTO.columns)
               FROM (SELECT \(keys) FROM books b WHERE \(filter(parameters, search: search))
                      ORDER BY \(unsafeRaw: order) LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) AS pg
               JOIN books b ON b.id = pg.id
               \(BookDTO.joins)
              ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
-            """).all()
-        return try rows.map(BookDTO.init(row:))
+            """
     }
 
     /// Count and page in one statement, for searches: one scan of the matches feeds both.
     /// Returns the total and the page (empty past the end).
     func searchPage(_ parameters: CatalogParameters, search: Search) async throws -> (total: Int, books: [BookDTO]) {
+        let rows = try await sql.raw(searchPageQuery(parameters, search: search)).all()
+        let total = try rows.first?.decode(column: "total_count", as: Int.self) ?? 0
+        let books = try rows.filter { try $0.decode(column: "id", as: Int?.self) != nil }.map(BookDTO.init(row:))
+        return (total, books)
+    }
+
+    func searchPageQuery(_ parameters: CatalogParameters, search: Search) -> SQLQueryString {
         let page = parameters.page
         let keys: String, order: String
         switch parameters.sort {
@@ -98,7 +111,7 @@ struct CatalogQueries {
                + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
             ts_rank(b.search_vector, \(bind: search.any)::tsquery) AS rank
             """ : SQLQueryString(keys.isEmpty ? "" : ", " + keys)
-        let rows = try await sql.raw("""
+        return """
             WITH matched AS MATERIALIZED (
                 SELECT b.id\(rankKeys) FROM books b WHERE \(filter(parameters, search: search))
             ), pg AS (
@@ -108,10 +121,7 @@ struct CatalogQueries {
               FROM pg JOIN books b ON b.id = pg.id \(BookDTO.joins)
              RIGHT JOIN (SELECT 1) AS always ON true
              ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
-            """).all()
-        let total = try rows.first?.decode(column: "total_count", as: Int.self) ?? 0
-        let books = try rows.filter { try $0.decode(column: "id", as: Int?.self) != nil }.map(BookDTO.init(row:))
-        return (total, books)
+            """
     }
 
     /// One active book, or nil.

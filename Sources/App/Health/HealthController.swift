@@ -6,6 +6,14 @@ import Vapor
 struct HealthController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("healthz", use: health)
+        routes.get("livez", use: live)
+    }
+
+    /// `GET /livez`: the process answers; no database work (a liveness probe, and the HTTP floor
+    /// the benchmarks compare routes against).
+    @Sendable
+    func live(req: Request) -> Response {
+        jsonResponse(ByteBuffer(string: #"{"status":"ok"}"#))
     }
 
     @Sendable

@@ -1,0 +1,54 @@
+import Core
+import SQLKit
+import Vapor
+
+/// `catalog-sql 'QUERY'`: prints the statements the catalog list runs, uncached, for a query
+/// string (binds inlined as literals), so `make bench` can time the app's own SQL with pgbench.
+struct CatalogSQLCommand: StorytimeCommand {
+    let options: Set<String> = ["query"]
+    let usage = "App catalog-sql --query 'q=godnight&age=4'"
+    var help: String { "Prints the SQL statements of a catalog list request (for pgbench)." }
+
+    func run(_ arguments: CommandArguments, context: CommandContext) async throws {
+        let query = QueryParameters(query: try arguments.single("query") ?? "")
+        let parameters = try Self.parse(query)
+        let text = try await context.withDatabase { sql -> String in
+            let queries = CatalogQueries(sql: sql)
+            if parameters.words.isEmpty {
+                return [queries.countQuery(parameters, search: nil), queries.pageQuery(parameters, search: nil)]
+                    .map { inline($0, in: sql) + ";" }.joined(separator: "\n")
+            }
+            var lexicon = Lexicon()
+            let rows = try await sql.raw("SELECT term FROM search_terms").all()
+            lexicon.append(try rows.map { try $0.decode(column: "term", as: String.self) })
+            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + SearchText.typoPrefixes(of: $0, in: lexicon) })
+            return inline(queries.searchPageQuery(parameters, search: search), in: sql) + ";"
+        }
+        context.console.print(text)
+    }
+
+    private static func parse(_ query: QueryParameters) throws -> CatalogParameters {
+        let result = Result { () throws(ParameterError) -> CatalogParameters in try CatalogParameters(query) }
+        switch result {
+        case .success(let parameters): return parameters
+        case .failure(let error): throw Abort(.badRequest, reason: "\(error.field): \(error.message)")
+        }
+    }
+
+    /// The statement with its binds written as SQL literals, on one line.
+    private func inline(_ query: SQLQueryString, in sql: any SQLDatabase) -> String {
+        let (text, binds) = sql.serialize(query)
+        var result = text
+        for (index, bind) in binds.enumerated().reversed() {
+            let literal: String
+            switch bind {
+            case let value as Int: literal = String(value)
+            case let value as Bool: literal = value ? "true" : "false"
+            case let value as String: literal = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+            default: literal = "'" + String(describing: bind).replacingOccurrences(of: "'", with: "''") + "'"
+            }
+            result = result.replacingOccurrences(of: "$\(index + 1)", with: literal)
+        }
+        return result.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# `make bench`: the app in release mode against seeded bench databases, loaded with wrk on
+# loopback, beside pgbench runs of the app's own SQL and of bare exact counts. Prints one table
+# and writes it to bench/results/. Absolute numbers on a shared 2-core machine are noisy; the
+# ratios, taken in one run, are the figures to compare.
+#
+#   BENCH_SIZES="10000 100000"   catalog sizes (BENCH_1M=1 adds 1000000; seeding it takes ~3 min)
+#   BENCH_DURATION=10            seconds per scenario
+#   BENCH_CONNECTIONS=32         keep-alive connections (wrk) and clients (pgbench)
+#   BENCH_BUILD=release          or debug (the smoke run of `make test`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=${BENCH_SIZES:-"10000 100000"}
+[ "${BENCH_1M:-0}" = 1 ] && sizes="$sizes 1000000"
+duration=${BENCH_DURATION:-10}
+connections=${BENCH_CONNECTIONS:-32}
+build=${BENCH_BUILD:-release}
+
+command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+command -v pgbench >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-contrib-15 >/dev/null; }
+scripts/db.sh up >/dev/null
+[ "${BENCH_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" >/dev/null
+app=.build/$build/App
+port=$(scripts/db.sh port)
+export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij
+export LOG_LEVEL=error BCRYPT_COST=4
+mkdir -p bench/results
+work=$(mktemp -d)
+server=
+trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
+
+# wrk output → "req/s p50_ms p99_ms"
+parse_wrk() {
+    awk '
+      function ms(v) { if (v ~ /us$/) return substr(v,1,length(v)-2)/1000; if (v ~ /ms$/) return substr(v,1,length(v)-2)+0;
+                       if (v ~ /s$/) return substr(v,1,length(v)-1)*1000; return v }
+      /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
+      /Non-2xx/ { bad=$NF }
+      END { printf "%.0f %.2f %.2f %s\n", rps, p50, p99, (bad==""?0:bad) }' "$1"
+}
+
+results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
+{
+  echo "# make bench $(date -u +%FT%TZ) — ${connections} connections, ${duration}s per scenario, build ${build}"
+  echo
+  echo "| size | scenario | req/s | p50 ms | p99 ms | non-2xx | pgbench tps (same SQL, uncached) | ratio |"
+  echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+} > "$results"
+
+for n in $sizes; do
+    db=st_bench_$n
+    url=$(scripts/db.sh url "$db")
+    have=$(scripts/db.sh psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'")
+    books=0
+    [ "$have" = 1 ] && books=$(scripts/db.sh psql -d "$db" -tAc "SELECT count(*) FROM books" 2>/dev/null || echo 0)
+    if [ "$books" != "$n" ]; then
+        scripts/db.sh reset "$db" >/dev/null
+        DATABASE_URL=$url $app migrate >/dev/null
+        start=$(date +%s%N)
+        DATABASE_URL=$url $app seed demo --books "$n" >/dev/null
+        echo "seed demo --books $n: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$work/seed.txt"
+    else
+        DATABASE_URL=$url $app migrate >/dev/null
+    fi
+    DATABASE_URL=$url $app parent create --email bench@bench.test --password 'bench password' --child Bo >/dev/null 2>&1 || true
+    DATABASE_URL=$url $app staff create --email bench@bench.test --password 'bench password' --role viewer >/dev/null 2>&1 || true
+    child=$(scripts/db.sh psql -d "$db" -tAc "SELECT c.id FROM children c JOIN parents p ON p.id = c.parent_id WHERE p.email = 'bench@bench.test' ORDER BY c.id LIMIT 1")
+    scripts/db.sh psql -d "$db" -qc "INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
+        SELECT $child, id, now() - id * interval '1 minute', CASE WHEN id % 2 = 0 THEN now() - id * interval '30 seconds' END
+          FROM books WHERE status = 'active' ORDER BY id LIMIT 60 ON CONFLICT DO NOTHING" >/dev/null
+    scripts/db.sh psql -d "$db" -qc "VACUUM ANALYZE" >/dev/null
+
+    http=$((30000 + RANDOM % 10000))
+    DATABASE_URL=$url $app serve --env production --hostname 127.0.0.1 --port $http > "$work/server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$http/healthz" >/dev/null && break; sleep 0.2; done
+    base="http://127.0.0.1:$http"
+    token=$(curl -sf -X POST "$base/api/v1/auth/token" -H 'Content-Type: application/json' \
+        -d '{"email":"bench@bench.test","password":"bench password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+    # The session cookie is Secure in production; curl keeps no Secure cookie over http, so carry it by hand.
+    curl -sf -D "$work/h1" -o "$work/login.html" "$base/admin/login"
+    sid=$(grep -i '^set-cookie: storytime_session=' "$work/h1" | sed 's/.*storytime_session=//; s/;.*//' | tr -d '\r')
+    csrf=$(grep -o 'name="csrf_token" value="[^"]*"' "$work/login.html" | head -1 | sed 's/.*value="//; s/"$//')
+    curl -sf -D "$work/h2" -o /dev/null -H "Cookie: storytime_session=$sid" -X POST "$base/admin/login" \
+        --data-urlencode "csrf_token=$csrf" --data-urlencode "email=bench@bench.test" --data-urlencode "password=bench password"
+    cookie=$(grep -i '^set-cookie: storytime_session=' "$work/h2" | sed 's/.*storytime_session=//; s/;.*//' | tr -d '\r')
+
+    # scenario | path | header | pgbench query string (the app's own uncached SQL) or '-'
+    scenarios=(
+      "list page 1|/api/v1/catalog/books|auth|"
+      "q, 3 letters|/api/v1/catalog/books?q=owl|auth|q=owl"
+      "q, 5 letters, typo|/api/v1/catalog/books?q=drgon|auth|q=drgon"
+      "q, 8 letters, typo|/api/v1/catalog/books?q=godnight|auth|q=godnight"
+      "category + age|/api/v1/catalog/books?category=bedtime-stories&age=4|auth|category=bedtime-stories&age=4"
+      "page 200|/api/v1/catalog/books?page=200|auth|page=200"
+      "book detail|/api/v1/catalog/books/1|auth|-"
+      "categories|/api/v1/catalog/categories|none|-"
+      "library, recently_watched|/api/v1/children/$child/library?sort=recently_watched|auth|-"
+      "no database (floor)|/livez|none|-"
+      "console book list|/admin/books|cookie|-"
+    )
+    declare -A rps
+    for entry in "${scenarios[@]}"; do
+        IFS='|' read -r name path header sqlquery <<<"$entry"
+        args=()
+        [ "$header" = auth ] && args=(-H "Authorization: Bearer $token")
+        [ "$header" = cookie ] && args=(-H "Cookie: storytime_session=$cookie")
+        curl -sf -o /dev/null "${args[@]}" "$base$path" || echo "warning: $name answered an error" >&2
+        wrk -t2 -c"$connections" -d"${duration}s" --latency "${args[@]}" "$base$path" > "$work/wrk.txt" 2>&1 || true
+        read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        rps[$name]=$r
+        tps="-"; ratio="-"
+        if [ -n "$sqlquery" ] && [ "$sqlquery" != "-" ]; then
+            DATABASE_URL=$url $app catalog-sql --query "$sqlquery" > "$work/app.sql"
+        elif [ -z "$sqlquery" ]; then
+            DATABASE_URL=$url $app catalog-sql --query "" > "$work/app.sql"
+        fi
+        if [ "$sqlquery" != "-" ]; then
+            tps=$(pgbench -n -M prepared -c "$connections" -j 2 -T "$duration" -h 127.0.0.1 -p "$port" -U postgres -f "$work/app.sql" "$db" 2>/dev/null \
+                  | awk '/^tps/ { printf "%.0f", $3 }')
+        fi
+        echo "| $n | $name | $r | $p50 | $p99 | $bad | $tps | |" >> "$results"
+        printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  pgbench %s\n' "$n" "$name" "$r" "$p50" "$p99" "$tps"
+    done
+    # bare exact counts of each list filter (the count wall), and the ratios that matter
+    for filter in "list page 1|b.status = 'active'" \
+                  "category + age|b.status = 'active' AND b.age_min <= 4 AND b.age_max >= 4 AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = (SELECT id FROM categories WHERE slug = 'bedtime-stories'))" \
+                  "page 200|b.status = 'active'"; do
+        IFS='|' read -r name condition <<<"$filter"
+        echo "SELECT count(*) FROM books b WHERE $condition;" > "$work/count.sql"
+        tps=$(pgbench -n -M prepared -c "$connections" -j 2 -T "$duration" -h 127.0.0.1 -p "$port" -U postgres -f "$work/count.sql" "$db" 2>/dev/null \
+              | awk '/^tps/ { printf "%.0f", $3 }')
+        ratio=$(python3 -c "print(f'{${rps[$name]:-0} / max(${tps:-0}, 1):.2f}×')")
+        echo "| $n | bare count for \"$name\" | | | | | $tps | app ÷ count = $ratio |" >> "$results"
+        printf '%-8s %-28s pgbench bare count %s tps; app/count %s\n' "$n" "count: $name" "$tps" "$ratio"
+    done
+    floor=${rps["no database (floor)"]:-1}
+    for name in "book detail" "categories"; do
+        ratio=$(python3 -c "print(f'{${rps[$name]:-0} / max($floor, 1):.2f}')")
+        echo "| $n | $name ÷ floor | | | | | | $ratio |" >> "$results"
+    done
+    kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+done
+[ -f "$work/seed.txt" ] && { echo; echo '```'; cat "$work/seed.txt"; echo '```'; } >> "$results"
+echo
+cat "$results"
+echo
+echo "written to $results"
