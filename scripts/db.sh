@@ -13,8 +13,16 @@ if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$here" 2>/dev/null; t
 else
     datadir=${PGDATA_DIR:-$here/.pgdata}
 fi
-# A port per checkout, so two clones (say, a CI dry run beside a dev tree) never collide.
-port=${PGPORT_LOCAL:-$((55000 + key % 4000))}
+# A port per checkout, so two clones (say, a CI dry run beside a dev tree) never collide. A
+# cluster remembers the port it was created with (the next free one, if the derived one was taken).
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+if [ -n "${PGPORT_LOCAL:-}" ]; then
+    port=$PGPORT_LOCAL
+elif [ -f "$datadir/postgresql.conf" ] && grep -q '^port = ' "$datadir/postgresql.conf" 2>/dev/null; then
+    port=$(grep '^port = ' "$datadir/postgresql.conf" | tail -1 | awk '{print $3}')
+else
+    port=$((55000 + key % 4000))
+fi
 
 as_pg() {
     if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
@@ -32,6 +40,7 @@ up() {
     mkdir -p "$datadir"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$datadir"
     if [ ! -f "$datadir/PG_VERSION" ]; then
+        while port_in_use "$port"; do port=$((port + 1)); done
         as_pg "$pgbin/initdb" -D "$datadir" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
         cat >> "$datadir/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
