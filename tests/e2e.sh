@@ -9,14 +9,10 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
 fi
 python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check 'selenium>=4.10' 2>&1 | grep -v "Running pip as the 'root'" || true
 
+. tests/lib.bash
 db=st_e2e
-scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
-scripts/db.sh psql -d postgres -c "CREATE DATABASE $db" >/dev/null
-export DATABASE_URL=$(scripts/db.sh url $db)
 export JWT_SECRET=e2e-jwt-secret-0123456789abcdefghijkl SESSION_SECRET=e2e-session-secret-0123456789abcdefghij
-export BCRYPT_COST=4 LOG_LEVEL=warning
-app=.build/debug/App
-$app migrate >/dev/null
+fresh_database $db
 $app seed categories >/dev/null
 $app staff create --email editor@e2e.test --password 'editor password' --role editor >/dev/null
 $app staff create --email viewer@e2e.test --password 'viewer password' --role viewer >/dev/null
@@ -29,12 +25,7 @@ INSERT INTO rights_windows (book_id, starts_at) SELECT id, now() - interval '1 d
 INSERT INTO video_assets (book_id, status, duration_seconds, has_captions) SELECT id, 'ready', 340, true FROM books;
 SQL
 
-port=$((20000 + RANDOM % 20000))
-$app serve --hostname 127.0.0.1 --port $port > .build/e2e-server.log 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "the app did not start:" >&2; cat .build/e2e-server.log >&2; exit 1; }
+start_app .build/e2e-server.log
 
 STORYTIME_URL="http://127.0.0.1:$port" python3 -m unittest -v tests/e2e/test_console.py
 scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null

@@ -5,23 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --disable-pip-version-check 'schemathesis>=4,<5' 2>&1 | grep -v "WARNING: Running pip as the 'root'" || true
 
+. tests/lib.bash
 db=st_schemathesis
-scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
-scripts/db.sh psql -d postgres -c "CREATE DATABASE $db" >/dev/null
-export DATABASE_URL=$(scripts/db.sh url $db)
 export JWT_SECRET=schemathesis-jwt-secret-0123456789abcdef SESSION_SECRET=schemathesis-session-secret-0123456789abcdef
-export BCRYPT_COST=4 LOG_LEVEL=warning
-app=.build/debug/App
-$app migrate >/dev/null
+fresh_database $db
 $app seed demo --books 300 >/dev/null
 $app parent create --email fuzz@example.com --password 'fuzz password' --child Ada --child Ben >/dev/null
 
-port=$((20000 + RANDOM % 20000))
-$app serve --hostname 127.0.0.1 --port $port > .build/schemathesis-server.log 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "the app did not start:" >&2; cat .build/schemathesis-server.log >&2; exit 1; }
+start_app .build/schemathesis-server.log
 token=$(curl -sf -X POST "http://127.0.0.1:$port/api/v1/auth/token" -H 'Content-Type: application/json' \
     -d '{"email":"fuzz@example.com","password":"fuzz password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
 
