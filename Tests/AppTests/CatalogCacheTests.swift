@@ -91,3 +91,27 @@ struct CatalogCacheTests {
         }
     }
 }
+
+@Suite("Catalog cache under concurrency")
+struct CatalogCacheConcurrencyTests {
+    @Test("concurrent requests share version reads, and none of them sees data older than a committed change")
+    func concurrent() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let book = try await app.makeBook("Before")
+            _ = try await app.get("/api/v1/catalog/books", token: parent.token)
+            try await app.sql.raw("UPDATE books SET title = 'After' WHERE id = \(bind: book)").run()
+            var titles: [[String]] = []
+            let statements = try await app.countQueries {
+                titles = try await withThrowingTaskGroup(of: [String].self) { group in
+                    for _ in 0..<24 {
+                        group.addTask { try await CatalogCacheTests.titles(app, parent.token) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(titles.count == 24 && titles.allSatisfy { $0 == ["After"] })
+            #expect(statements <= 24 + 2)   // at most one version read each, plus one count and one page
+        }
+    }
+}

@@ -52,8 +52,7 @@ struct BookDTO: Content, Sendable, Equatable {
         p.id AS publisher_id, p.name AS publisher_name,
         CASE WHEN v.status = 'ready' THEN v.duration_seconds END AS duration_seconds,
         COALESCE(v.has_captions, false) AS has_captions,
-        EXISTS (SELECT 1 FROM rights_windows r
-                 WHERE r.book_id = b.id AND r.starts_at <= now() AND (r.ends_at IS NULL OR r.ends_at > now())) AS rights_available,
+        \(unsafeRaw: rightsAvailableSQL("b")) AS rights_available,
         (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)
                                   ORDER BY c.display_order, c.name, c.id), '[]')::text
            FROM book_categories bc JOIN categories c ON c.id = bc.category_id

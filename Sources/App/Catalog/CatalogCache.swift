@@ -34,9 +34,52 @@ final class CatalogCache: Sendable {
     static let maxEntries = 20_000
     private let state = NIOLockedValueBox(State())
 
-    /// The current generation and the newest vocabulary id, in one statement (the rights
-    /// boundary is two index probes on rights_windows).
-    func current(on sql: any SQLDatabase) async throws -> (generation: Generation, maxTermID: Int) {
+    typealias Reading = (generation: Generation, maxTermID: Int)
+    private struct Gate {
+        var running = false
+        var waiting: [CheckedContinuation<Reading, any Error>] = []
+    }
+    private let gate = NIOLockedValueBox(Gate())
+
+    /// The current generation and the newest vocabulary id.
+    ///
+    /// Concurrent requests share one read: a request joins the batch that the next statement will
+    /// answer, and a batch is closed before its statement is sent, so every answer was read after
+    /// its request arrived — a change committed before a request arrives is always seen. Under
+    /// load one statement answers many requests; alone, a request costs one statement.
+    func current(on sql: any SQLDatabase) async throws -> Reading {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = gate.withLockedValue { gate -> Bool in
+                gate.waiting.append(continuation)
+                guard !gate.running else { return false }
+                gate.running = true
+                return true
+            }
+            if start { Task { await self.readBatches(on: sql) } }
+        }
+    }
+
+    private func readBatches(on sql: any SQLDatabase) async {
+        while true {
+            let batch = gate.withLockedValue { gate -> [CheckedContinuation<Reading, any Error>] in
+                let batch = gate.waiting
+                gate.waiting = []
+                if batch.isEmpty { gate.running = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                let reading = try await read(on: sql)
+                for continuation in batch { continuation.resume(returning: reading) }
+            } catch {
+                for continuation in batch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// One statement: the version, the newest vocabulary id and the next rights boundary (two
+    /// index probes on rights_windows).
+    private func read(on sql: any SQLDatabase) async throws -> Reading {
         let row = try await sql.raw("""
             SELECT s.version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
                    LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),

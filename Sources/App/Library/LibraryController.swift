@@ -121,8 +121,7 @@ struct LibraryController: RouteCollection {
         guard let state = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: bookID)) AS duplicate,
                    b.id IS NOT NULL AS found,
-                   EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = b.id AND r.starts_at <= now()
-                              AND (r.ends_at IS NULL OR r.ends_at > now())) AS rights
+                   \(unsafeRaw: rightsAvailableSQL("b")) AS rights
               FROM children c LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
             """).first() else {

@@ -124,7 +124,8 @@ struct ResourceListing {
             throw Abort(.internalServerError, reason: "resource \(resource.slug) declares no columns")
         }
         let direction = descending ? "DESC" : "ASC"
-        let order = "\(sortColumn.sortSQL) \(direction) NULLS LAST, t.id \(direction)"
+        // No NULLS clause: the default null order is the one the indexes have, so a sort can walk one.
+        let order = "\(sortColumn.sortSQL) \(direction), t.id \(direction)"
         let (total, exact, capped) = try await count()
         let rows = try await sql.raw("""
             SELECT t.id AS row_id, \(Self.select(resource.columns)) FROM \(ident: resource.table) t \(unsafeRaw: resource.joins)

@@ -7,9 +7,7 @@ extension AdminResource {
                                 Choice(value: "ready", label: "Ready"), Choice(value: "failed", label: "Failed")]
     static let publisherLookup = "SELECT id::text AS value, name AS label FROM publishers ORDER BY lower(name), id"
     static let categoryLookup = "SELECT id::text AS value, name AS label FROM categories ORDER BY display_order, name, id"
-    static let rightsNow = """
-        EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = t.id AND r.starts_at <= now() AND (r.ends_at IS NULL OR r.ends_at > now()))
-        """
+    static let rightsNow = rightsAvailableSQL("t")
 
     static let books = AdminResource(
         slug: "books", table: "books", singular: "Book", plural: "Books",
