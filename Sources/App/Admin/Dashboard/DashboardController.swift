@@ -9,7 +9,17 @@ struct DashboardController: RouteCollection {
     }
 
     struct Count: Encodable { let label: String; let value: String; let href: String }
-    struct Item: Encodable { let title: String; let href: String; let detail: String }
+    struct Item: Codable { let title: String; let href: String; let detail: String }
+
+    /// The expensive part (anti-joins over the whole catalog), kept per catalog version for at
+    /// most a minute.
+    struct Problems: Codable {
+        let noVideo: [Item]
+        let noVideoCount: String
+        let noCategory: [Item]
+        let noCategoryCount: String
+        let computedAt: Date
+    }
     struct Page: Encodable {
         let layout: LayoutView
         let counts: [Count]
@@ -55,17 +65,7 @@ struct DashboardController: RouteCollection {
               FROM rights_windows r JOIN books b ON b.id = r.book_id
              WHERE r.ends_at > now() AND r.ends_at <= now() + interval '30 days' ORDER BY r.ends_at, r.id LIMIT 20
             """)
-        let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
-        let noCategoryCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id)"
-        let noVideo = try await items("""
-            SELECT b.id, b.title, COALESCE((SELECT 'video ' || v.status FROM video_assets v WHERE v.book_id = b.id), 'no video asset') AS detail
-              FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20
-            """)
-        let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 20")
-        let problemCounts = try await sql.raw("""
-            SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
-                   (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noCategoryCondition) LIMIT 10001) y) AS no_category
-            """).first()!
+        let problems = try await cachedProblems(req, items: items)
         let page = Page(
             layout: LayoutView(req, title: "Dashboard", section: "dashboard"),
             counts: [
@@ -75,8 +75,35 @@ struct DashboardController: RouteCollection {
                 Count(label: "Staff", value: try counts.decode(column: "staff", as: Int.self).formatted(), href: "/admin/audit"),
             ],
             starting: starting, ending: ending,
-            noVideo: noVideo, noVideoCount: Self.capped(try problemCounts.decode(column: "no_video", as: Int.self)),
-            noCategory: noCategory, noCategoryCount: Self.capped(try problemCounts.decode(column: "no_category", as: Int.self)))
+            noVideo: problems.noVideo, noVideoCount: problems.noVideoCount,
+            noCategory: problems.noCategory, noCategoryCount: problems.noCategoryCount)
         return try await req.view.render("dashboard", page)
+    }
+
+    private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Problems {
+        let cache = req.application.catalogCache
+        let (generation, _) = try await cache.current(on: req.sql)
+        if let hit = cache.entry("dashboard-problems", in: generation),
+           let problems = try? JSONDecoder().decode(Problems.self, from: hit.body),
+           Date().timeIntervalSince(problems.computedAt) < 60 {
+            return problems
+        }
+        let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
+        let noCategoryCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id)"
+        let noVideo = try await items("""
+            SELECT b.id, b.title, COALESCE((SELECT 'video ' || v.status FROM video_assets v WHERE v.book_id = b.id), 'no video asset') AS detail
+              FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20
+            """)
+        let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 20")
+        let counts = try await req.sql.raw("""
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
+                   (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noCategoryCondition) LIMIT 10001) y) AS no_category
+            """).first()!
+        let problems = Problems(noVideo: noVideo, noVideoCount: Self.capped(try counts.decode(column: "no_video", as: Int.self)),
+                                noCategory: noCategory, noCategoryCount: Self.capped(try counts.decode(column: "no_category", as: Int.self)),
+                                computedAt: Date())
+        cache.store(CatalogCache.Entry(body: ByteBuffer(data: try JSONEncoder().encode(problems)), totalCount: 0, etag: nil),
+                    for: "dashboard-problems", in: generation)
+        return problems
     }
 }
