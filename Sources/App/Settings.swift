@@ -12,7 +12,7 @@ struct Settings: Sendable {
     var bcryptCost: Int
     var tokenLifetime: TimeInterval
 
-    enum Problem: Error, LocalizedError {
+    enum Problem: Error, LocalizedError, Equatable {
         case missing([String])
         case invalid(String)
         var errorDescription: String? {
