@@ -47,7 +47,13 @@ final class CatalogCache: Sendable {
     /// answer, and a batch is closed before its statement is sent, so every answer was read after
     /// its request arrived — a change committed before a request arrives is always seen. Under
     /// load one statement answers many requests; alone, a request costs one statement.
-    func current(on sql: any SQLDatabase) async throws -> Reading {
+    func current(for req: Request) async throws -> Reading {
+        // The read serves every request of its batch, so it runs on the application's pool, not
+        // on the request that happened to start it.
+        try await current(on: req.application.db.sql(counting: req.application.queryCounter))
+    }
+
+    private func current(on sql: any SQLDatabase) async throws -> Reading {
         try await withCheckedThrowingContinuation { continuation in
             let start = gate.withLockedValue { gate -> Bool in
                 gate.waiting.append(continuation)

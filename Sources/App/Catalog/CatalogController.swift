@@ -19,7 +19,7 @@ struct CatalogController: RouteCollection {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
         let cache = req.application.catalogCache
-        let (generation, maxTermID) = try await cache.current(on: req.application.db.sql(counting: req.application.queryCounter))
+        let (generation, maxTermID) = try await cache.current(for: req)
         let key = "books\u{1}" + parameters.cacheKey
         let entry: CatalogCache.Entry
         if let hit = cache.entry(key, in: generation) {
@@ -59,7 +59,7 @@ struct CatalogController: RouteCollection {
     func book(req: Request) async throws -> Response {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
         let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(on: req.application.db.sql(counting: req.application.queryCounter))
+        let (generation, _) = try await cache.current(for: req)
         let key = "book\u{1}\(id)"
         if let hit = cache.entry(key, in: generation) { return jsonResponse(hit.body) }
         guard let book = try await CatalogQueries(sql: req.sql).book(id: id) else { throw Problem.notFound("No such book.") }
@@ -89,7 +89,7 @@ struct CatalogController: RouteCollection {
     @Sendable
     func categories(req: Request) async throws -> Response {
         let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(on: req.application.db.sql(counting: req.application.queryCounter))
+        let (generation, _) = try await cache.current(for: req)
         let entry: CatalogCache.Entry
         if let hit = cache.entry("categories", in: generation) {
             entry = hit

@@ -82,7 +82,7 @@ struct DashboardController: RouteCollection {
 
     private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Problems {
         let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(on: req.sql)
+        let (generation, _) = try await cache.current(for: req)
         if let hit = cache.entry("dashboard-problems", in: generation),
            let problems = try? JSONDecoder().decode(Problems.self, from: hit.body),
            Date().timeIntervalSince(problems.computedAt) < 60 {
