@@ -11,6 +11,8 @@ struct Settings: Sendable {
     /// Bcrypt cost for new password hashes.
     var bcryptCost: Int
     var tokenLifetime: TimeInterval
+    /// Peers whose `X-Forwarded-For` names the client (a load balancer in front of the app).
+    var trustedProxies: Set<String> = []
 
     enum Problem: Error, LocalizedError, Equatable {
         case missing([String])
@@ -54,7 +56,8 @@ struct Settings: Sendable {
             sessionSecret: values["SESSION_SECRET"]!,
             databasePoolPerLoop: try integer("DATABASE_POOL_PER_LOOP", default: 8, range: 1...100),
             bcryptCost: try integer("BCRYPT_COST", default: 12, range: 4...31),
-            tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000))
+            tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000)),
+            trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         )
     }
 

@@ -12,10 +12,10 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.settings = settings
 
     var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
-    postgres.coreConfiguration.options.connectTimeout = .seconds(5)
+    postgres.coreConfiguration.options.connectTimeout = .seconds(3)
     app.databases.use(
         .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
-                  connectionPoolTimeout: .seconds(10), sqlLogLevel: .debug),
+                  connectionPoolTimeout: .seconds(5), sqlLogLevel: .debug),
         as: .psql)
 
     await app.jwt.keys.add(hmac: HMACKey(from: settings.jwtSecret), digestAlgorithm: .sha256)
@@ -40,6 +40,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
 
     // Replace the default error middleware: /api answers problem+json, the rest plain errors.
     app.middleware = .init()
+    app.middleware.use(SecurityHeadersMiddleware())
     app.middleware.use(RouteLoggingMiddleware(logLevel: .info))
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
     app.middleware.use(FileMiddleware(publicDirectory: app.directory.publicDirectory))

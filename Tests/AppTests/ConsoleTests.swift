@@ -27,7 +27,7 @@ struct ConsoleTests {
             // sign-in rotated the session id (no fixation)
             #expect(client.cookie != cookie.string)
             let out = try await client.post("/admin/logout", [])
-            #expect(out.status == .seeOther && out.location == "/admin/login")
+            #expect(out.status == .seeOther && out.location == "/admin/login?signed_out")
             #expect(try await client.get("/admin").status == .seeOther)
             // an open redirect is not followed
             try await client.get("/admin/login")

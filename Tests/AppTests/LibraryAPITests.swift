@@ -35,7 +35,7 @@ struct LibraryAPITests {
         try await withApp { app in
             _ = try await app.makeParent(email: "pat@example.com", password: "right password")
             _ = try await app.makeParent(email: "sam@example.com", password: "right password")
-            for _ in 0..<TokenController.maxFailures {
+            for _ in 0..<LoginThrottle.perEmail {
                 let response = try await app.send(.POST, "/api/v1/auth/token", json: #"{"email":"pat@example.com","password":"nope"}"#)
                 #expect(response.status == .unauthorized)
             }

@@ -35,20 +35,26 @@ struct Problem: AbortError, Sendable {
         self = .invalidParameter(error.field, error.message)
     }
 
-    /// The problem for any error: ours as they are, Vapor's by status.
+    /// The problem for any error: ours as they are, an unreachable database as 503, Vapor's by
+    /// status. Under `--env production` an unexpected error's detail is never shown.
     init(from error: any Error, environment: Environment) {
+        let hideDetail = environment == .production
         switch error {
         case let problem as Problem:
             self = problem
+        case let error where DatabaseOutage.matches(error):
+            self.init(status: .serviceUnavailable, code: "unavailable",
+                      detail: "The catalog database cannot be reached right now; try again in a few seconds.",
+                      headers: ["Retry-After": "5"])
         case let error as ParameterError:
             self.init(error)
         case let abort as any AbortError:
             self.init(status: abort.status, code: Self.code(for: abort.status),
-                      detail: abort.status == .internalServerError && environment.isRelease ? "Something went wrong." : abort.reason,
+                      detail: abort.status == .internalServerError && hideDetail ? "Something went wrong." : abort.reason,
                       headers: abort.headers)
         default:
             self.init(status: .internalServerError, code: "internal_error",
-                      detail: environment.isRelease ? "Something went wrong." : String(describing: error))
+                      detail: hideDetail ? "Something went wrong." : String(describing: error))
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import JWT
 import Vapor
 
@@ -6,22 +7,41 @@ struct ParentToken: JWTPayload, Authenticatable {
     var sub: SubjectClaim
     var exp: ExpirationClaim
     var iat: IssuedAtClaim
+    /// Not before; optional so tokens issued before it existed stay valid until they expire.
+    var nbf: NotBeforeClaim?
     var aud: AudienceClaim
 
     static let audience = "storytime-parent-api"
+    /// The only algorithm accepted: jwt-kit verifies with our HMAC key whatever the header says,
+    /// so the header is checked here (no `none`, no algorithm confusion).
+    static let algorithm = "HS256"
+    /// Clock difference tolerated between instances for `nbf`.
+    static let clockSkew: TimeInterval = 30
 
     var parentID: Int? { Int(sub.value) }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
+        try nbf?.verifyNotBefore(currentDate: Date().addingTimeInterval(Self.clockSkew))
         try aud.verifyIntendedAudience(includes: Self.audience)
+    }
+
+    /// Whether the token's header names exactly our algorithm.
+    static func hasExpectedHeader(_ token: String) -> Bool {
+        guard let segment = token.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first,
+              let data = Data(base64URLEncoded: String(segment)),
+              let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return false }
+        return header["alg"] as? String == algorithm && (header["typ"] == nil || header["typ"] as? String == "JWT")
     }
 }
 
 /// Requires a valid parent token; anything else is a 401 problem.
 struct ParentAuthMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        guard let bearer = request.headers.bearerAuthorization else { throw Problem.unauthorized }
+        guard let bearer = request.headers.bearerAuthorization, ParentToken.hasExpectedHeader(bearer.token) else {
+            throw Problem.unauthorized
+        }
         let token: ParentToken
         do {
             token = try await request.jwt.verify(bearer.token, as: ParentToken.self)
@@ -41,5 +61,14 @@ extension Request {
             guard let id = auth.get(ParentToken.self)?.parentID else { throw Problem.unauthorized }
             return id
         }
+    }
+}
+
+extension Data {
+    /// base64url without padding (RFC 7515 §2).
+    init?(base64URLEncoded text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        self.init(base64Encoded: base64)
     }
 }

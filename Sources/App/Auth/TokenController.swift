@@ -2,12 +2,9 @@ import JWT
 import SQLKit
 import Vapor
 
-/// `POST /api/v1/auth/token`: email and password for a bearer token. Failed attempts are
-/// counted per email in the database (so every instance sees them) and throttled.
+/// `POST /api/v1/auth/token`: email and password for a bearer token, throttled per email and per
+/// client address (`LoginThrottle`).
 struct TokenController: RouteCollection {
-    static let maxFailures = 5
-    static let failureWindowMinutes = 15
-
     func boot(routes: any RoutesBuilder) throws {
         routes.on(.POST, "auth", "token", body: .collect(maxSize: "16kb"), use: token)
     }
@@ -25,14 +22,11 @@ struct TokenController: RouteCollection {
         let password = try body.string("password", maxLength: 1000)
         let sql = req.sql
 
-        let failures = try await sql.raw("""
-            SELECT count(*) AS n FROM auth_failures
-             WHERE lower(email) = lower(\(bind: email)) AND failed_at > now() - make_interval(mins => \(bind: Self.failureWindowMinutes)::int)
-            """).first()!.decode(column: "n", as: Int.self)
-        if failures >= Self.maxFailures {
+        let throttle = LoginThrottle(.parent, email: email, request: req)
+        if let wait = try await throttle.reserve(on: sql) {
             throw Problem(status: .tooManyRequests, code: "too_many_requests",
-                          detail: "Too many failed sign-ins for this email; try again in \(Self.failureWindowMinutes) minutes.",
-                          headers: ["Retry-After": String(Self.failureWindowMinutes * 60)])
+                          detail: "Too many failed sign-ins; try again in \((wait + 59) / 60) minutes.",
+                          headers: ["Retry-After": String(wait)])
         }
 
         let row = try await sql.raw("SELECT id, password_hash FROM parents WHERE lower(email) = lower(\(bind: email))").first()
@@ -46,15 +40,15 @@ struct TokenController: RouteCollection {
             valid = false
         }
         guard valid, let parentID else {
-            try await sql.raw("INSERT INTO auth_failures (email) VALUES (\(bind: email))").run()
             throw Problem(status: .unauthorized, code: "invalid_credentials", detail: "Email or password is wrong.")
         }
-        try await sql.raw("DELETE FROM auth_failures WHERE lower(email) = lower(\(bind: email))").run()
+        try await throttle.succeeded(on: sql)
 
         let lifetime = req.application.settings.tokenLifetime
         let now = Date()
         let payload = ParentToken(sub: .init(value: String(parentID)), exp: .init(value: now.addingTimeInterval(lifetime)),
-                                  iat: .init(value: now), aud: .init(value: [ParentToken.audience]))
+                                  iat: .init(value: now), nbf: .init(value: now.addingTimeInterval(-ParentToken.clockSkew)),
+                                  aud: .init(value: [ParentToken.audience]))
         return TokenDTO(accessToken: try await req.jwt.sign(payload), tokenType: "Bearer", expiresIn: Int(lifetime))
     }
 

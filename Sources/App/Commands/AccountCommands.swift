@@ -5,8 +5,8 @@ import Vapor
 /// `staff create --email E --password P [--role admin|editor|viewer]`.
 struct StaffCommand: StorytimeCommandGroup {
     let name = "staff"
-    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]'." }
-    var subcommands: [String: any AnyAsyncCommand] { ["create": StaffCreateCommand()] }
+    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]', 'staff unlock --email E'." }
+    var subcommands: [String: any AnyAsyncCommand] { ["create": StaffCreateCommand(), "unlock": UnlockCommand(kind: .staff)] }
 }
 
 struct StaffCreateCommand: StorytimeCommand {
@@ -32,8 +32,8 @@ struct StaffCreateCommand: StorytimeCommand {
 /// `parent create --email E --password P [--child NAME]...`.
 struct ParentCommand: StorytimeCommandGroup {
     let name = "parent"
-    var help: String { "Manages parent accounts: 'parent create --email E --password P [--child NAME]...'." }
-    var subcommands: [String: any AnyAsyncCommand] { ["create": ParentCreateCommand()] }
+    var help: String { "Manages parent accounts: 'parent create --email E --password P [--child NAME]...', 'parent unlock --email E'." }
+    var subcommands: [String: any AnyAsyncCommand] { ["create": ParentCreateCommand(), "unlock": UnlockCommand(kind: .parent)] }
 }
 
 struct ParentCreateCommand: StorytimeCommand {
@@ -54,5 +54,20 @@ struct ParentCreateCommand: StorytimeCommand {
         }
         let names = children.isEmpty ? "no children" : "children \(children.joined(separator: ", "))"
         context.console.print("Created parent \(email) (id \(id)) with \(names).")
+    }
+}
+
+/// `parent unlock --email E` / `staff unlock --email E`: ends a sign-in lock-out at once (support
+/// has checked who is asking); otherwise it ends by itself when the throttle window passes.
+struct UnlockCommand: StorytimeCommand {
+    let kind: LoginThrottle.Kind
+    let options: Set<String> = ["email"]
+    var usage: String { "App \(kind.rawValue) unlock --email E" }
+    var help: String { "Clears the failed sign-ins counted for an email, so it may sign in again now." }
+
+    func run(_ arguments: CommandArguments, context: CommandContext) async throws {
+        let email = try validateEmail(arguments.required("email"))
+        try await context.withDatabase { sql in try await LoginThrottle.clear(kind, email: email, on: sql) }
+        context.console.print("Cleared failed sign-ins of \(kind.rawValue) \(email).")
     }
 }

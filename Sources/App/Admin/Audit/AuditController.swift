@@ -31,6 +31,7 @@ struct AuditController: RouteCollection {
 
     static let perPage = 50
     static let tables = ["books", "categories", "publishers", "rights_windows", "video_assets", "staff_users"]
+    static let adminOnlyTables: Set<String> = ["staff_users"]
 
     @Sendable
     func list(req: Request) async throws -> View {
@@ -40,6 +41,9 @@ struct AuditController: RouteCollection {
         let record = (try? query.integer("record", in: 1...Int(Int64.max), what: "")) ?? nil
         let page = ((try? query.integer("page", in: 1...100_000, what: "")) ?? nil) ?? 1
         var conditions: [SQLQueryString] = ["true"]
+        // Staff accounts (emails, roles) are admin-only records, in the audit as everywhere.
+        let visibleTables = try req.staff.isAdmin ? Self.tables : Self.tables.filter { !Self.adminOnlyTables.contains($0) }
+        if visibleTables.count < Self.tables.count { conditions.append("a.table_name = ANY(\(bind: visibleTables))") }
         if let staffID { conditions.append("a.staff_user_id = \(bind: staffID)") }
         if let table { conditions.append("a.table_name = \(bind: table)") }
         if let record { conditions.append("a.record_id = \(bind: record)") }
@@ -64,7 +68,7 @@ struct AuditController: RouteCollection {
             let id = try $0.decode(column: "id", as: Int.self)
             return OptionView(value: String(id), label: try $0.decode(column: "email", as: String.self), selected: id == staffID)
         })
-        let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + Self.tables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
+        let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + visibleTables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
         func url(_ page: Int) -> String { "/admin/audit?" + query.setting("page", to: String(page)).encoded }
         return try await req.view.render("audit", Page(
             layout: LayoutView(req, title: "Audit log", section: "audit"), entries: Array(entries), staff: staff, tables: tables,

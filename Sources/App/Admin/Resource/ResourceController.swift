@@ -112,10 +112,10 @@ struct ResourceController: RouteCollection, Sendable {
 
     @Sendable
     func batch(req: Request) async throws -> Response {
-        try requireEditor(req)
+        try requireWriter(req)
         let parentID = try await parentID(req)
         let form = try FormBody(req)
-        let back = form.value("return_to").flatMap { $0.hasPrefix(AdminPath.list(resource, parentID: parentID)) ? $0 : nil }
+        let back = form.value("return_to").flatMap { ConsolePath.validated($0, under: AdminPath.list(resource, parentID: parentID)) }
             ?? AdminPath.list(resource, parentID: parentID)
         guard let action = resource.batchActions.first(where: { $0.name == form.value("action") }) else {
             req.adminSession.flash("Choose an action for the selected rows.")

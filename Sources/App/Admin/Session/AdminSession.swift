@@ -16,6 +16,12 @@ struct StaffUser: Sendable, Equatable {
 /// A console session: a random id in an HttpOnly cookie, its data in PostgreSQL (so any app
 /// instance can serve it). The table holds an HMAC of the id (keyed by SESSION_SECRET), so a
 /// copy of the database cannot be replayed as cookies.
+///
+/// Only signed-in sessions are stored. A visitor who has not signed in gets a cookie id and a
+/// CSRF token derived from it (an HMAC), so the login page writes nothing to the database.
+/// A stored session lives `lifetime` from sign-in whatever it does (an absolute lifetime), and is
+/// only ever updated, never re-created: once logout deletes the row, a request still in flight
+/// cannot bring it back.
 final class AdminSession: Sendable {
     struct Data: Codable, Sendable {
         var staffUserID: Int?
@@ -27,30 +33,45 @@ final class AdminSession: Sendable {
     static let lifetime: TimeInterval = 12 * 3600
 
     private struct State: Sendable {
-        var id: String?
+        var id: String
+        /// Whether `id` has a row in admin_sessions.
+        var stored: Bool
         var data: Data
         var user: StaffUser?
         var dirty = false
+        /// The visitor has no cookie yet and was shown a CSRF token: send one.
+        var needsCookie = false
         var destroyedID: String?
     }
     private let state: NIOLockedValueBox<State>
+    private let secret: String
 
-    init(id: String?, data: Data, user: StaffUser?) {
-        state = .init(State(id: id, data: data, user: user))
+    /// A stored, signed-in (or formerly signed-in) session.
+    init(storedID id: String, data: Data, user: StaffUser?, secret: String) {
+        self.secret = secret
+        state = .init(State(id: id, stored: true, data: data, user: user))
+    }
+
+    /// A visitor without a stored session; `cookie` is their anonymous id, when they have one.
+    init(anonymous cookie: String?, secret: String) {
+        self.secret = secret
+        let id = cookie ?? Self.randomToken()
+        state = .init(State(id: id, stored: false, data: Data(staffUserID: nil, csrf: Self.anonymousCSRF(for: id, secret: secret)),
+                            user: nil, needsCookie: cookie == nil))
     }
 
     var user: StaffUser? { state.withLockedValue { $0.user } }
-    /// The form token; reading it for a visitor without a session starts one (the login form).
+    /// The form token; reading it for a visitor without a cookie sends them one.
     var csrfToken: String {
         state.withLockedValue { state in
-            if state.id == nil { state.dirty = true }
+            if state.needsCookie { state.dirty = true }
             return state.data.csrf
         }
     }
 
     /// Whether `token` is this session's CSRF token (constant-time comparison).
     func verifyCSRF(_ token: String?) -> Bool {
-        let expected = state.withLockedValue { $0.id == nil ? nil : $0.data.csrf }
+        let expected = state.withLockedValue { $0.needsCookie ? nil : $0.data.csrf }
         guard let expected, let token, token.utf8.count == expected.utf8.count else { return false }
         return zip(token.utf8, expected.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
@@ -63,33 +84,40 @@ final class AdminSession: Sendable {
         }
     }
 
+    /// A message for the next page; kept only for signed-in staff (visitors have no stored session).
     func flash(_ message: String) {
-        state.withLockedValue { $0.data.flash.append(message); $0.dirty = true }
+        state.withLockedValue { state in
+            guard state.user != nil else { return }
+            state.data.flash.append(message)
+            state.dirty = true
+        }
     }
 
     /// Signs in: a new session id and CSRF token (no fixation), the old session removed.
     func signIn(_ user: StaffUser) {
         state.withLockedValue { state in
-            state.destroyedID = state.id
-            state.id = nil
-            state.data = Data(staffUserID: user.id, csrf: Self.randomToken())
-            state.user = user
-            state.dirty = true
+            if state.stored { state.destroyedID = state.id }
+            state = State(id: Self.randomToken(), stored: false, data: Data(staffUserID: user.id, csrf: Self.randomToken()),
+                          user: user, dirty: true, destroyedID: state.destroyedID)
         }
     }
 
     func signOut() {
+        let secret = secret
         state.withLockedValue { state in
-            state.destroyedID = state.id
-            state.id = nil
-            state.data = Data(staffUserID: nil, csrf: Self.randomToken())
-            state.user = nil
-            state.dirty = true
+            if state.stored { state.destroyedID = state.id }
+            let id = Self.randomToken()
+            state = State(id: id, stored: false, data: Data(staffUserID: nil, csrf: Self.anonymousCSRF(for: id, secret: secret)),
+                          user: nil, dirty: true, needsCookie: true, destroyedID: state.destroyedID)
         }
     }
 
     static func randomToken() -> String {
-        [UInt8].random(count: 32).base64.replacingOccurrences(of: "+", with: "-")
+        base64URL([UInt8].random(count: 32))
+    }
+
+    private static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+        Array(bytes).base64.replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
@@ -98,26 +126,48 @@ final class AdminSession: Sendable {
         return mac.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Writes what changed: a new row (new session), an update, or nothing.
-    /// Returns the cookie to set, when there is a new id.
-    func persist(on sql: any SQLDatabase, secret: String) async throws -> String? {
+    /// A visitor's CSRF token: bound to their cookie id and to SESSION_SECRET, stored nowhere.
+    static func anonymousCSRF(for id: String, secret: String) -> String {
+        base64URL(HMAC<SHA256>.authenticationCode(for: Array(("csrf\u{0}" + id).utf8), using: SymmetricKey(data: Array(secret.utf8))))
+    }
+
+    /// The cookie to send after the request, if any.
+    struct Cookie { let value: String; let maxAge: TimeInterval? }
+
+    /// Writes what changed: a new row (sign-in), an update of a live row, or nothing.
+    func persist(on sql: any SQLDatabase) async throws -> Cookie? {
         let snapshot = state.withLockedValue { state -> State in
-            defer { state.dirty = false; state.destroyedID = nil }
+            defer { state.dirty = false; state.destroyedID = nil; state.needsCookie = false }
             return state
         }
         if let old = snapshot.destroyedID {
             try await sql.raw("DELETE FROM admin_sessions WHERE id = \(bind: Self.storageKey(for: old, secret: secret))").run()
         }
         guard snapshot.dirty else { return nil }
-        let json = String(decoding: try JSONEncoder().encode(snapshot.data), as: UTF8.self)
-        let id = snapshot.id ?? Self.randomToken()
+        let key = Self.storageKey(for: snapshot.id, secret: secret)
+        if snapshot.stored {
+            // An update only: a row deleted meanwhile (logout elsewhere) stays deleted, and the
+            // expiry set at sign-in is never pushed out.
+            try await sql.raw("""
+                UPDATE admin_sessions SET data = \(bind: try Self.json(snapshot.data))::jsonb WHERE id = \(bind: key) AND expires_at > now()
+                """).run()
+            return nil
+        }
+        guard snapshot.user != nil else {
+            return snapshot.needsCookie ? Cookie(value: snapshot.id, maxAge: nil) : nil
+        }
+        // Sign-in is also when expired sessions are cleared away, so the table stays bounded.
+        try await sql.raw("DELETE FROM admin_sessions WHERE expires_at <= now()").run()
         try await sql.raw("""
             INSERT INTO admin_sessions (id, data, expires_at)
-            VALUES (\(bind: Self.storageKey(for: id, secret: secret)), \(bind: json)::jsonb, now() + make_interval(secs => \(bind: Self.lifetime)))
-            ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expires_at = EXCLUDED.expires_at
+            VALUES (\(bind: key), \(bind: try Self.json(snapshot.data))::jsonb, now() + make_interval(secs => \(bind: Self.lifetime)))
             """).run()
-        state.withLockedValue { $0.id = id }
-        return snapshot.id == nil ? id : nil
+        state.withLockedValue { if $0.id == snapshot.id { $0.stored = true } }
+        return Cookie(value: snapshot.id, maxAge: Self.lifetime)
+    }
+
+    private static func json(_ data: Data) throws -> String {
+        String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
     }
 }
 
@@ -128,7 +178,10 @@ struct AdminSessionMiddleware: AsyncMiddleware {
         let secret = request.application.settings.sessionSecret
         let sql = request.sql
         var session: AdminSession?
-        if let cookie = request.cookies[AdminSession.cookieName]?.string, !cookie.isEmpty, cookie.count <= 100 {
+        let cookie = (request.cookies[AdminSession.cookieName]?.string).flatMap { value in
+            (16...100).contains(value.count) && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } ? value : nil
+        }
+        if let cookie {
             if let row = try await sql.raw("""
                 SELECT s.data::text AS data, u.id AS user_id, u.email, u.role
                   FROM admin_sessions s
@@ -141,15 +194,15 @@ struct AdminSessionMiddleware: AsyncMiddleware {
                    let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) {
                     user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role)
                 }
-                session = AdminSession(id: cookie, data: data, user: user)
+                session = AdminSession(storedID: cookie, data: data, user: user, secret: secret)
             }
         }
-        let current = session ?? AdminSession(id: nil, data: .init(staffUserID: nil, csrf: AdminSession.randomToken()), user: nil)
+        let current = session ?? AdminSession(anonymous: cookie, secret: secret)
         request.storage[AdminSessionKey.self] = current
         let response = try await next.respond(to: request)
-        if let newID = try await current.persist(on: sql, secret: secret) {
+        if let cookie = try await current.persist(on: sql) {
             response.cookies[AdminSession.cookieName] = HTTPCookies.Value(
-                string: newID, expires: Date().addingTimeInterval(AdminSession.lifetime), maxAge: Int(AdminSession.lifetime),
+                string: cookie.value, expires: cookie.maxAge.map { Date().addingTimeInterval($0) }, maxAge: cookie.maxAge.map { Int($0) },
                 path: "/admin", isSecure: request.application.environment == .production, isHTTPOnly: true, sameSite: .lax)
         }
         return response

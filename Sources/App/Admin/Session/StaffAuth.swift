@@ -15,11 +15,20 @@ struct StaffAuthMiddleware: AsyncMiddleware {
 }
 
 /// Every state-changing console request carries the session's `csrf_token`, or is refused (403).
+/// The form body is read here, before the route, so this is where its size is limited (413).
 struct CSRFMiddleware: AsyncMiddleware {
+    /// Forms: a book's 10,000-character description, percent-encoded, fits with room to spare.
+    static let formLimit = 160 * 1024
+    /// The sign-in form: an email and a password.
+    static let loginLimit = 8 * 1024
+    var maxBody = Self.formLimit
+
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         if request.method != .GET && request.method != .HEAD {
-            // Middleware runs before the route collects the body: collect it here.
-            if request.body.data == nil { _ = try await request.body.collect(max: 1 << 20).get() }
+            if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBody {
+                throw Abort(.payloadTooLarge, reason: "The form is larger than \(maxBody / 1024) kB.")
+            }
+            if request.body.data == nil { _ = try await request.body.collect(max: maxBody).get() }
             let form = try FormBody(request)
             guard request.adminSession.verifyCSRF(form.value("csrf_token")) else {
                 throw Abort(.forbidden, reason: "The form has expired or did not come from this console. Go back, reload the page and try again.")
@@ -59,8 +68,9 @@ struct FormBodyKey: StorageKey { typealias Value = FormBody }
 struct LoginController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("login", use: form)
-        routes.grouped(CSRFMiddleware()).post("login", use: login)
-        routes.grouped(CSRFMiddleware()).post("logout", use: logout)
+        let forms = routes.grouped(CSRFMiddleware(maxBody: CSRFMiddleware.loginLimit))
+        forms.post("login", use: login)
+        forms.post("logout", use: logout)
     }
 
     struct LoginPage: Encodable {
@@ -78,19 +88,22 @@ struct LoginController: RouteCollection {
         return try await render(req, email: "", error: nil)
     }
 
-    private func render(_ req: Request, email: String, error: String?, status: HTTPStatus = .ok) async throws -> Response {
+    private func render(_ req: Request, email: String, error: String?, status: HTTPStatus = .ok,
+                        headers: HTTPHeaders = [:]) async throws -> Response {
         let next = safeNext(req.query[String.self, at: "next"] ?? (try? FormBody(req).value("next")) ?? nil)
+        let signedOut = req.url.query.map { QueryParameters(query: $0).pairs.contains { $0.name == "signed_out" } } ?? false
         let page = LoginPage(csrfToken: req.adminSession.csrfToken, email: email, error: error, next: next,
-                             flash: req.adminSession.takeFlash())
+                             flash: req.adminSession.takeFlash() + (signedOut ? ["You are signed out."] : []))
         let response = try await req.view.render("login", page).encodeResponse(for: req)
         response.status = status
+        for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }
         return response
     }
 
-    /// Only console paths are followed after sign-in (no open redirect).
+    /// Only console paths of a strict grammar are followed after sign-in (no open redirect, no
+    /// header injection).
     private func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/admin"), !next.hasPrefix("//"), !next.contains("\\") else { return AdminPath.dashboard }
-        return next
+        next.flatMap { ConsolePath.validated($0) } ?? AdminPath.dashboard
     }
 
     @Sendable
@@ -100,6 +113,11 @@ struct LoginController: RouteCollection {
         let password = form.value("password") ?? ""
         guard !email.isEmpty, !password.isEmpty, !email.unicodeScalars.contains("\u{0}") else {
             return try await render(req, email: email, error: "Enter your email and password.", status: .badRequest)
+        }
+        let throttle = LoginThrottle(.staff, email: email, request: req)
+        if let wait = try await throttle.reserve(on: req.sql) {
+            return try await render(req, email: email, error: "Too many failed sign-ins. Try again in \((wait + 59) / 60) minutes.",
+                                    status: .tooManyRequests, headers: ["Retry-After": String(wait)])
         }
         let row = try await req.sql.raw("SELECT id, email, role, password_hash FROM staff_users WHERE lower(email) = lower(\(bind: email))").first()
         var user: StaffUser?
@@ -115,6 +133,7 @@ struct LoginController: RouteCollection {
         guard let user else {
             return try await render(req, email: email, error: "Email or password is wrong.", status: .unauthorized)
         }
+        try await throttle.succeeded(on: req.sql)
         req.adminSession.signIn(user)
         return req.redirect(to: safeNext(form.value("next")))
     }
@@ -122,7 +141,6 @@ struct LoginController: RouteCollection {
     @Sendable
     func logout(req: Request) async throws -> Response {
         req.adminSession.signOut()
-        req.adminSession.flash("You are signed out.")
-        return req.redirect(to: AdminPath.login)
+        return req.redirect(to: AdminPath.login + "?signed_out")
     }
 }

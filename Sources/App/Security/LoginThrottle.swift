@@ -1,0 +1,83 @@
+import SQLKit
+import Vapor
+
+/// Sign-in throttling shared by the console and the parent API: per email and per client address,
+/// counted in PostgreSQL so every instance sees the same budget.
+///
+/// An attempt is *reserved* before the password is verified, in one statement that increments the
+/// counters under their row locks (no check-then-act: concurrent guesses get distinct counts). A
+/// success clears the email's counter and gives the address its attempt back, so the address
+/// budget counts failures.
+struct LoginThrottle: Sendable {
+    enum Kind: String, Sendable { case parent, staff }
+
+    static let window: TimeInterval = 15 * 60
+    /// Failed sign-ins one email may have in a window.
+    static let perEmail = 5
+    /// Failed sign-ins one client address may have in a window, over every email.
+    static let perAddress = 30
+
+    let kind: Kind
+    let email: String
+    let address: String
+
+    init(_ kind: Kind, email: String, request: Request) {
+        self.kind = kind
+        self.email = email.lowercased()
+        self.address = request.clientAddress
+    }
+
+    private var emailScope: String { kind.rawValue + "_email" }
+    private var addressScope: String { kind.rawValue + "_address" }
+
+    /// Counts this attempt; returns the seconds to wait when the email or the address is over its
+    /// budget (the attempt must then not be verified), nil when it may go on.
+    func reserve(on sql: any SQLDatabase) async throws -> Int? {
+        // Old windows and, with them, every row nobody used lately.
+        try await sql.raw("""
+            DELETE FROM login_throttle WHERE window_start < now() - make_interval(secs => \(bind: Self.window))
+            """).run()
+        let rows = try await sql.raw("""
+            INSERT INTO login_throttle AS t (scope, key, window_start, attempts)
+            VALUES (\(bind: emailScope), \(bind: email), now(), 1), (\(bind: addressScope), \(bind: address), now(), 1)
+            ON CONFLICT (scope, key) DO UPDATE SET
+                attempts = CASE WHEN t.window_start <= now() - make_interval(secs => \(bind: Self.window)) THEN 1 ELSE t.attempts + 1 END,
+                window_start = CASE WHEN t.window_start <= now() - make_interval(secs => \(bind: Self.window)) THEN now() ELSE t.window_start END
+            RETURNING t.scope, t.attempts,
+                      ceil(extract(epoch FROM t.window_start + make_interval(secs => \(bind: Self.window)) - now()))::int AS retry_after
+            """).all()
+        var wait: Int?
+        for row in rows {
+            let limit = try row.decode(column: "scope", as: String.self) == emailScope ? Self.perEmail : Self.perAddress
+            if try row.decode(column: "attempts", as: Int.self) > limit {
+                wait = max(wait ?? 1, try row.decode(column: "retry_after", as: Int.self))
+            }
+        }
+        return wait
+    }
+
+    /// The right password: the email starts over and the address gets its attempt back.
+    func succeeded(on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            UPDATE login_throttle SET attempts = CASE WHEN scope = \(bind: emailScope) THEN 0 ELSE greatest(attempts - 1, 0) END
+             WHERE (scope = \(bind: emailScope) AND key = \(bind: email)) OR (scope = \(bind: addressScope) AND key = \(bind: address))
+            """).run()
+    }
+
+    /// Lets a locked-out account in again at once (`parent unlock` / `staff unlock`).
+    static func clear(_ kind: Kind, email: String, on sql: any SQLDatabase) async throws {
+        try await sql.raw("DELETE FROM login_throttle WHERE scope = \(bind: kind.rawValue + "_email") AND key = \(bind: email.lowercased())").run()
+    }
+}
+
+extension Request {
+    /// The client's address: the TCP peer, or — when the peer is one of `TRUSTED_PROXIES` — the
+    /// last address that proxy appended to `X-Forwarded-For`. Never a header a client controls.
+    var clientAddress: String {
+        let peer = remoteAddress?.ipAddress ?? "unknown"
+        guard application.settings.trustedProxies.contains(peer),
+              let forwarded = headers.first(name: "X-Forwarded-For")?.split(separator: ",").last
+        else { return peer }
+        return forwarded.trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,34 @@
+import Vapor
+
+/// The outermost middleware: security headers on console pages (and their CSV and error pages),
+/// and the one place that refuses a response header value with CR, LF or NUL — whatever built
+/// it, a value that could split the header block never leaves the app.
+struct SecurityHeadersMiddleware: AsyncMiddleware {
+    /// No inline script or style (the console has none), nothing framed, forms only to ourselves.
+    static let consolePolicy = [
+        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' https: data:",
+        "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+    ].joined(separator: "; ")
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let response = try await next.respond(to: request)
+        let path = request.url.path
+        response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        if path == "/admin" || path.hasPrefix("/admin/") {
+            response.headers.replaceOrAdd(name: "Content-Security-Policy", value: Self.consolePolicy)
+            response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
+            response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
+            response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        }
+        if let bad = response.headers.first(where: { Self.isUnsafe($0.name) || Self.isUnsafe($0.value) }) {
+            request.logger.error("refused a response header with CR, LF or NUL", metadata: ["header": .string(bad.name), "path": .string(path)])
+            return Response(status: .internalServerError, headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
+                            body: .init(string: "Something went wrong.\n"))
+        }
+        return response
+    }
+
+    static func isUnsafe(_ text: String) -> Bool {
+        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+}
