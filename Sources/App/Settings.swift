@@ -13,6 +13,8 @@ struct Settings: Sendable {
     var tokenLifetime: TimeInterval
     /// Peers whose `X-Forwarded-For` names the client (a load balancer in front of the app).
     var trustedProxies: Set<String> = []
+    /// Serve the parent catalog from the in-memory engine once it is built (`CATALOG_ENGINE=off`: SQL only).
+    var catalogEngine = true
 
     enum Problem: Error, LocalizedError, Equatable {
         case missing([String])
@@ -50,6 +52,11 @@ struct Settings: Sendable {
             }
             return number
         }
+        func choice(_ name: String, _ allowed: [String], default value: String) throws -> String {
+            guard let text = values[name], !text.isEmpty else { return value }
+            guard allowed.contains(text) else { throw Problem.invalid("\(name) must be one of \(allowed.joined(separator: ", "))") }
+            return text
+        }
         return Settings(
             databaseURL: values["DATABASE_URL"]!,
             jwtSecret: values["JWT_SECRET"]!,
@@ -57,7 +64,8 @@ struct Settings: Sendable {
             databasePoolPerLoop: try integer("DATABASE_POOL_PER_LOOP", default: 8, range: 1...100),
             bcryptCost: try integer("BCRYPT_COST", default: 12, range: 4...31),
             tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000)),
-            trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }),
+            catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on"
         )
     }
 

@@ -50,6 +50,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.catalogCache
 
     try routes(app)
+    app.lifecycle.use(CatalogEngineStarter())
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.
     _ = app.migrations

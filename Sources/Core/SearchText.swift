@@ -6,8 +6,6 @@ public enum SearchText {
     public static let maxWords = 12
     /// Words this long or longer also match with one typo.
     public static let typoMinLength = 5
-    /// At most this many typo alternatives per word, so a query cannot grow without bound.
-    public static let maxAlternatives = 24
 
     /// Letters that unaccent rewrites but Unicode does not decompose.
     private static let foldings: [Character: String] = [
@@ -31,33 +29,6 @@ public enum SearchText {
             if result.count == maxWords { break }
         }
         return result
-    }
-
-    /// Prefixes of `terms` that are one edit (substitution, insertion, deletion or transposition of
-    /// neighbours) from `word`, for words of `typoMinLength` letters or more. A prefix already
-    /// covered by `word` itself is left out; the shortest qualifying prefix of a term is kept.
-    public static func typoPrefixes(of word: String, in lexicon: Lexicon) -> [String] {
-        let q = Array(word.unicodeScalars)
-        guard q.count >= typoMinLength else { return [] }
-        var found = Set<String>()
-        var result: [String] = []
-        for term in lexicon.terms where term.count >= q.count - 1 {
-            // One edit leaves one of the first two letters in place (or swaps them).
-            guard term[0] == q[0] || term[1] == q[1] || (term[0] == q[1] && term[1] == q[0]) else { continue }
-            for length in (q.count - 1)...(q.count + 1) where length <= term.count {
-                let prefix = term[0..<length]
-                if prefix.starts(with: q) { break }                      // plain prefix match already
-                if isWithinOneEdit(q, prefix) {
-                    var text = String.UnicodeScalarView()
-                    text.append(contentsOf: prefix)
-                    let candidate = String(text)
-                    if found.insert(candidate).inserted { result.append(candidate) }
-                    break
-                }
-            }
-            if result.count >= maxAlternatives { break }
-        }
-        return result.sorted()
     }
 
     /// Optimal string alignment distance ≤ 1.
@@ -84,16 +55,8 @@ public enum SearchText {
         }.joined(separator: " & ")
     }
 
-    static func escape(_ lexeme: String) -> String {
+    public static func escape(_ lexeme: String) -> String {
         lexeme.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
     }
 }
 
-/// The vocabulary of titles and authors, as scalar arrays for fast comparison.
-public struct Lexicon: Sendable {
-    public private(set) var terms: [[Unicode.Scalar]] = []
-    public init(_ words: [String] = []) { append(words) }
-    public mutating func append(_ words: [String]) {
-        terms.append(contentsOf: words.map { Array($0.unicodeScalars) }.filter { $0.count >= 2 })
-    }
-}

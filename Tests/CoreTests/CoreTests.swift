@@ -107,13 +107,13 @@ struct SearchTextTests {
 
     @Test("typo alternatives are prefixes of real words, for words of five letters or more")
     func typoPrefixes() {
-        let lexicon = Lexicon(["goodnight", "moon", "caterpillar", "hungry", "gruffalo"])
-        #expect(SearchText.typoPrefixes(of: "godnight", in: lexicon) == ["goodnight"])
-        #expect(SearchText.typoPrefixes(of: "goodnigth", in: lexicon) == ["goodnigh"])  // the shortest prefix one edit away
-        #expect(SearchText.typoPrefixes(of: "catepr", in: lexicon) == ["cater"])
-        #expect(SearchText.typoPrefixes(of: "hungyr", in: lexicon) == ["hungr"])
-        #expect(SearchText.typoPrefixes(of: "moom", in: lexicon).isEmpty)     // four letters: no typo tolerance
-        #expect(SearchText.typoPrefixes(of: "xyzzy", in: lexicon).isEmpty)
+        let lexicon = TypoVocabulary(["goodnight", "moon", "caterpillar", "hungry", "gruffalo"])
+        #expect(lexicon.alternatives(for: "godnight") == ["goodnight"])
+        #expect(lexicon.alternatives(for: "goodnigth") == ["goodnigh"])  // the shortest prefix one edit away
+        #expect(lexicon.alternatives(for: "catepr") == ["cater"])
+        #expect(lexicon.alternatives(for: "hungyr") == ["hungr"])
+        #expect(lexicon.alternatives(for: "moom").isEmpty)     // four letters: no typo tolerance
+        #expect(lexicon.alternatives(for: "xyzzy").isEmpty)
     }
 
     @Test("tsquery: AND of words, OR of alternatives, prefixes, quoting")

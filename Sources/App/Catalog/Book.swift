@@ -94,6 +94,13 @@ struct PageDTO<Item: Content>: Content {
     let meta: Meta
 }
 
+/// The catalog list envelope: the list envelope plus `meta.facets`.
+struct CatalogPageDTO: Content {
+    struct Meta: Content { let facets: FacetsDTO; let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int }
+    let data: [BookDTO]
+    let meta: Meta
+}
+
 struct ItemDTO<Item: Content>: Content {
     let data: Item
 }

@@ -26,7 +26,7 @@ final class CatalogCache: Sendable {
     private struct State {
         var generation: Generation?
         var entries: [String: Entry] = [:]
-        var lexicon = Lexicon()
+        var lexicon = TypoVocabulary()
         var lexiconMaxID = 0
     }
 
@@ -117,14 +117,14 @@ final class CatalogCache: Sendable {
 
     /// The title/author vocabulary; fetches only the terms added since the last look, and only
     /// when `maxTermID` says there are some.
-    func lexicon(upTo maxTermID: Int, on sql: any SQLDatabase) async throws -> Lexicon {
+    func lexicon(upTo maxTermID: Int, on sql: any SQLDatabase) async throws -> TypoVocabulary {
         let known = state.withLockedValue { $0.lexiconMaxID }
         guard maxTermID > known else { return state.withLockedValue { $0.lexicon } }
         let rows = try await sql.raw("SELECT id, term FROM search_terms WHERE id > \(bind: known) ORDER BY id").all()
         let fresh = try rows.map { (try $0.decode(column: "id", as: Int.self), try $0.decode(column: "term", as: String.self)) }
         return state.withLockedValue { state in
             let newer = fresh.filter { $0.0 > state.lexiconMaxID }
-            state.lexicon.append(newer.map(\.1))
+            for (_, term) in newer where !state.lexicon.contains(term) { state.lexicon.insert(term) }
             state.lexiconMaxID = max(state.lexiconMaxID, newer.last?.0 ?? 0)
             return state.lexicon
         }

@@ -20,14 +20,20 @@ struct CatalogController: RouteCollection {
         let parameters = try CatalogParameters(query)
         let cache = req.application.catalogCache
         let (generation, maxTermID) = try await cache.current(for: req)
+        if let engine = try await Self.engine(req, version: generation.version) {
+            let (body, total) = engine.page(parameters, now: Date())
+            let response = jsonResponse(body)
+            response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: total))
+            return response
+        }
         let key = "books\u{1}" + parameters.cacheKey
         let entry: CatalogCache.Entry
         if let hit = cache.entry(key, in: generation) {
             entry = hit
         } else {
             let result = try await Self.list(parameters, maxTermID: maxTermID, req: req)
-            let page = PageDTO(data: result.books, meta: .init(page: parameters.page.page, perPage: parameters.page.perPage,
-                                                              totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
+            let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
+                                                                      totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
             entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
             cache.store(entry, for: key, in: generation)
         }
@@ -39,20 +45,29 @@ struct CatalogController: RouteCollection {
     /// The count and the page for `parameters`, the search expanded with typo alternatives.
     /// Searches count and page in one statement; plain lists use the partial indexes for the
     /// page and skip it past the end.
-    static func list(_ parameters: CatalogParameters, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int) {
+    static func list(_ parameters: CatalogParameters, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
         let queries = CatalogQueries(sql: req.sql)
         if !parameters.words.isEmpty {
-            var lexicon = Lexicon()
+            var lexicon = TypoVocabulary()
             if parameters.words.contains(where: { $0.count >= SearchText.typoMinLength }) {
                 lexicon = try await req.application.catalogCache.lexicon(upTo: maxTermID, on: req.sql)
             }
-            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + SearchText.typoPrefixes(of: $0, in: lexicon) })
+            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + lexicon.alternatives(for: $0) })
             let result = try await queries.searchPage(parameters, search: search)
-            return (result.books, result.total)
+            return (result.books, result.total, try await queries.facets(parameters, search: search))
         }
         let total = try await queries.count(parameters, search: nil)
         let books = parameters.page.offset < total ? try await queries.page(parameters, search: nil) : []
-        return (books, total)
+        return (books, total, try await queries.facets(parameters, search: nil))
+    }
+
+    /// The engine when it may answer: enabled, built, and brought up to `version` (the catalog
+    /// version this request read) — so a commit is in the very next answer on every instance.
+    static func engine(_ req: Request, version: Int) async throws -> CatalogEngine? {
+        let engine = req.application.catalogEngine
+        guard req.application.settings.catalogEngine, engine.isReady else { return nil }
+        try await engine.catchUp(to: version, on: req.application.db)
+        return engine
     }
 
     @Sendable
@@ -60,6 +75,10 @@ struct CatalogController: RouteCollection {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
         let cache = req.application.catalogCache
         let (generation, _) = try await cache.current(for: req)
+        if let engine = try await Self.engine(req, version: generation.version) {
+            guard let body = engine.book(id, now: Date()) else { throw Problem.notFound("No such book.") }
+            return jsonResponse(body)
+        }
         let key = "book\u{1}\(id)"
         if let hit = cache.entry(key, in: generation) { return jsonResponse(hit.body) }
         guard let book = try await CatalogQueries(sql: req.sql).book(id: id) else { throw Problem.notFound("No such book.") }

@@ -14,12 +14,20 @@ struct CatalogQueries {
         let exact: String
         let title: String
         let titleOrAuthor: String
+        /// One tsquery per word, as a whole word (no prefix): the relevance score counts them.
+        let wholeWords: [String]
 
         init(clauses: [[String]]) {
             any = SearchText.tsquery(clauses)
             exact = SearchText.tsquery(clauses.map { [$0[0]] })
             title = SearchText.tsquery(clauses, weights: "A")
             titleOrAuthor = SearchText.tsquery(clauses, weights: "AB")
+            wholeWords = clauses.map { "'" + SearchText.escape($0[0]) + "'" }
+        }
+
+        /// The relevance score: how many query words the book has as whole words.
+        var score: SQLQueryString {
+            wholeWords.map { "(b.search_vector @@ \(bind: $0)::tsquery)::int" as SQLQueryString }.joined(separator: " + ")
         }
     }
 
@@ -67,14 +75,14 @@ struct CatalogQueries {
                 b.id, ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
                      + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
                      + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
-                ts_rank(b.search_vector, \(bind: search.any)::tsquery) AS rank
+                (\(search.score)) AS rank
                 """
             order = "tier DESC, rank DESC, id ASC"
         case (.newest, _):
             keys = "b.id, b.created_at"
             order = "created_at DESC, id DESC"
         default:
-            keys = "b.id, lower(b.title) AS sort_title"
+            keys = "b.id, lower(b.title) COLLATE \"C\" AS sort_title"
             order = "sort_title ASC, id ASC"
         }
         let page = parameters.page
@@ -102,14 +110,14 @@ struct CatalogQueries {
         let keys: String, order: String
         switch parameters.sort {
         case .newest: (keys, order) = ("b.created_at", "created_at DESC, id DESC")
-        case .title: (keys, order) = ("lower(b.title) AS sort_title", "sort_title ASC, id ASC")
+        case .title: (keys, order) = ("lower(b.title) COLLATE \"C\" AS sort_title", "sort_title ASC, id ASC")
         case .relevance: (keys, order) = ("", "tier DESC, rank DESC, id ASC")
         }
         let rankKeys: SQLQueryString = parameters.sort == .relevance ? """
             , ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
                + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
                + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
-            ts_rank(b.search_vector, \(bind: search.any)::tsquery) AS rank
+            (\(search.score)) AS rank
             """ : SQLQueryString(keys.isEmpty ? "" : ", " + keys)
         return """
             WITH matched AS MATERIALIZED (
@@ -122,6 +130,28 @@ struct CatalogQueries {
              RIGHT JOIN (SELECT 1) AS always ON true
              ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
             """
+    }
+
+    /// `meta.facets`: per category (each instead of the category filter) and per age band (each
+    /// instead of the age filter), the count the other filters and the search give.
+    func facets(_ parameters: CatalogParameters, search: Search?) async throws -> FacetsDTO {
+        var noCategory = parameters
+        noCategory.category = nil
+        var noAge = parameters
+        noAge.age = nil
+        let categories = try await sql.raw("""
+            SELECT c.id, c.slug, (SELECT count(*) FROM books b WHERE \(filter(noCategory, search: search))
+                                    AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = c.id)) AS n
+              FROM categories c ORDER BY c.display_order, c.name, c.id
+            """).all().map {
+            FacetsDTO.CategoryCount(id: try $0.decode(column: "id", as: Int.self), slug: try $0.decode(column: "slug", as: String.self),
+                                    count: try $0.decode(column: "n", as: Int.self))
+        }
+        let bands = CatalogIndex.ageBands
+        let columns = bands.enumerated().map { "count(*) FILTER (WHERE b.age_min <= \(bind: $0.element.age) AND b.age_max >= \(bind: $0.element.age)) AS a\(unsafeRaw: String($0.offset))" as SQLQueryString }
+        let row = try await sql.raw("SELECT \(columns.joined(separator: ", ")) FROM books b WHERE \(filter(noAge, search: search))").first()!
+        let ageBands = try bands.enumerated().map { FacetsDTO.AgeBand(band: $0.element.label, age: $0.element.age, count: try row.decode(column: "a\($0.offset)", as: Int.self)) }
+        return FacetsDTO(categories: categories, ageBands: ageBands)
     }
 
     /// One active book, or nil.

@@ -18,10 +18,10 @@ struct CatalogSQLCommand: StorytimeCommand {
                 return [queries.countQuery(parameters, search: nil), queries.pageQuery(parameters, search: nil)]
                     .map { inline($0, in: sql) + ";" }.joined(separator: "\n")
             }
-            var lexicon = Lexicon()
+            var lexicon = TypoVocabulary()
             let rows = try await sql.raw("SELECT term FROM search_terms").all()
-            lexicon.append(try rows.map { try $0.decode(column: "term", as: String.self) })
-            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + SearchText.typoPrefixes(of: $0, in: lexicon) })
+            lexicon.insertAll(try rows.map { try $0.decode(column: "term", as: String.self) })
+            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + lexicon.alternatives(for: $0) })
             return inline(queries.searchPageQuery(parameters, search: search), in: sql) + ";"
         }
         context.console.print(text)

@@ -24,7 +24,12 @@ struct HealthController: RouteCollection {
         let response = Response(status: healthy ? .ok : .serviceUnavailable)
         response.headers.contentType = .json
         response.headers.cacheControl = .init(noStore: true)
-        response.body = .init(string: healthy ? #"{"status":"ok"}"# : #"{"status":"unavailable","reason":"database"}"#)
+        // The catalog engine: "building" means catalog answers come from SQL for now.
+        let engine = req.application.catalogEngine
+        let catalog = req.application.settings.catalogEngine
+            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount),"version":\#(engine.currentVersion)}"#
+            : #"{"engine":"off"}"#
+        response.body = .init(string: healthy ? #"{"catalog":\#(catalog),"status":"ok"}"# : #"{"catalog":\#(catalog),"reason":"database","status":"unavailable"}"#)
         return response
     }
 }

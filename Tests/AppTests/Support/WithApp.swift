@@ -5,13 +5,15 @@ import Vapor
 import VaporTesting
 
 /// Runs `body` with a configured app on its own fresh database, and always tears both down.
-func withApp(_ body: (Application) async throws -> Void) async throws {
+/// With `engine`, the catalog engine is built before `body` runs (tests otherwise get the SQL path).
+func withApp(engine: Bool = false, _ body: (Application) async throws -> Void) async throws {
     let database = try await TestDatabase.create()
     let app = try await Application.make(.testing)
     app.logger.logLevel = .warning
     app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
     do {
         try await configure(app, settings: testSettings(database: database))
+        if engine { try await app.catalogEngine.build(on: app.db) }
         try await body(app)
     } catch {
         try? await app.asyncShutdown()
@@ -23,7 +25,7 @@ func withApp(_ body: (Application) async throws -> Void) async throws {
 }
 
 /// Two app instances on one database, as behind a load balancer.
-func withTwoApps(_ body: (Application, Application) async throws -> Void) async throws {
+func withTwoApps(engine: Bool = false, _ body: (Application, Application) async throws -> Void) async throws {
     let database = try await TestDatabase.create()
     var apps: [Application] = []
     do {
@@ -33,6 +35,7 @@ func withTwoApps(_ body: (Application, Application) async throws -> Void) async 
             app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
             apps.append(app)
             try await configure(app, settings: testSettings(database: database))
+            if engine { try await app.catalogEngine.build(on: app.db) }
         }
         try await body(apps[0], apps[1])
     } catch {
@@ -96,8 +99,9 @@ extension TestingHTTPResponse {
         get throws { (try json["data"] as? [String: Any]) ?? [:] }
     }
 
+    /// The numbers of `meta` (page, per_page, total_count, total_pages).
     var meta: [String: Int] {
-        get throws { (try json["meta"] as? [String: Int]) ?? [:] }
+        get throws { ((try json["meta"] as? [String: Any]) ?? [:]).compactMapValues { $0 as? Int } }
     }
 }
 

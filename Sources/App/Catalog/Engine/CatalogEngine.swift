@@ -1,0 +1,201 @@
+import Core
+import FluentKit
+import Foundation
+import NIOConcurrencyHelpers
+import PostgresKit
+import PostgresNIO
+import Vapor
+
+/// The in-memory catalog of this instance (`CatalogIndex`), built at start-up in one streamed
+/// pass and kept current from the database's change log: when a request finds the catalog
+/// version moved, the books the log names since this instance's version are reloaded before it
+/// is answered. Until the first build finishes, the catalog is served from SQL.
+final class CatalogEngine: @unchecked Sendable {
+    enum State: String, Sendable { case off, building, ready, failed }
+
+    private let lock = ReadWriteLock()
+    private var index = CatalogIndex()
+    /// The catalog version `index` reflects (under `lock`).
+    private var version = -1
+    private let status = NIOLockedValueBox(State.off)
+    private let updater = Updater()
+    let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    var state: State { status.withLockedValue { $0 } }
+    var isReady: Bool { state == .ready }
+    var currentVersion: Int { lock.reading { version } }
+    var bookCount: Int { lock.reading { index.count } }
+
+    /// Builds the index from scratch (start-up, or a change log this instance can no longer follow).
+    func build(on database: any Database) async throws {
+        status.withLockedValue { if $0 != .ready { $0 = .building } }
+        let started = Date()
+        do {
+            let (fresh, builtVersion) = try await withConnection(database) { connection in
+                try await self.load(on: connection)
+            }
+            lock.writing {
+                index = fresh
+                version = builtVersion
+            }
+            status.withLockedValue { $0 = .ready }
+            logger.info("catalog engine built", metadata: ["books": .stringConvertible(fresh.count), "version": .stringConvertible(builtVersion),
+                                                           "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started)))])
+        } catch {
+            status.withLockedValue { if $0 == .building { $0 = .failed } }
+            throw error
+        }
+    }
+
+    private func load(on connection: PostgresConnection) async throws -> (CatalogIndex, Int) {
+        // One snapshot: the version and the books it describes.
+        _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+        do {
+            var builtVersion = 0
+            for try await v in try await connection.query("SELECT version FROM catalog_state", logger: logger).decode(Int.self) {
+                builtVersion = v
+            }
+            let categories = try await CatalogLoader.categories(on: connection, logger: logger)
+            var fresh = CatalogIndex()
+            fresh.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) })
+            fresh.beginBulk()
+            try await CatalogLoader.books(ids: nil, categories: categories, on: connection, logger: logger) { fresh.upsert($0) }
+            fresh.endBulk()
+            _ = try await connection.query("COMMIT", logger: logger)
+            return (fresh, builtVersion)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// Makes sure the index reflects at least `target` (a version a request read).
+    func catchUp(to target: Int, on database: any Database) async throws {
+        if lock.reading({ version >= target }) { return }
+        try await updater.run(until: { self.lock.reading { self.version >= target } }) {
+            try await self.applyChanges(on: database)
+        }
+    }
+
+    /// Applies every change logged after this instance's version, up to the current one.
+    private func applyChanges(on database: any Database) async throws {
+        let from = lock.reading { version }
+        let rebuild = try await withConnection(database) { connection -> Bool in
+            let rows = try await connection.query("""
+                SELECT s.version, s.purged_through, c.book_id, COALESCE(c.everything, false)
+                  FROM catalog_state s LEFT JOIN catalog_changes c ON c.version > \(from) AND c.version <= s.version
+                """, logger: self.logger)
+            var to = from, purged = 0, everything = false, namesChanged = false
+            var ids = Set<Int>()
+            for try await (v, purgedThrough, book, all) in rows.decode((Int, Int, Int?, Bool).self) {
+                to = v; purged = purgedThrough
+                if all { everything = true }
+                if let book { ids.insert(book) } else if !all && v > from { namesChanged = true }
+            }
+            if everything || purged > from { return true }
+            guard to > from else { return false }
+            let categories = try await CatalogLoader.categories(on: connection, logger: self.logger)
+            var loaded: [CatalogBook] = []
+            let list = Array(ids)
+            if !list.isEmpty {
+                try await CatalogLoader.books(ids: list, categories: categories, on: connection, logger: self.logger) { loaded.append($0) }
+            }
+            let present = Set(loaded.map(\.id))
+            self.lock.writing {
+                if namesChanged { self.index.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) }) }
+                for id in list where !present.contains(id) { self.index.remove(id) }
+                for book in loaded { self.index.upsert(book) }
+                self.version = max(self.version, to)
+            }
+            return false
+        }
+        if rebuild { try await build(on: database) }
+    }
+
+    // MARK: - Answers
+
+    /// The list response body (`{"data": [...], "meta": {...}}`) and its total.
+    func page(_ parameters: CatalogParameters, now: Date) -> (body: ByteBuffer, total: Int) {
+        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        return lock.reading {
+            let answer = index.answer(parameters)
+            var out: [UInt8] = []
+            out.reserveCapacity(1024 + answer.ids.count * 600)
+            out.append(contentsOf: Array(#"{"data":["#.utf8))
+            index.render(answer.ids, at: micros, into: &out)
+            out.append(contentsOf: Array(#"],"meta":{"facets":"#.utf8))
+            out.append(contentsOf: FacetsDTO(answer, categories: index.categories).json)
+            let page = parameters.page
+            out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
+            return (ByteBuffer(bytes: out), answer.total)
+        }
+    }
+
+    /// `{"data": book}` for an active book, nil otherwise.
+    func book(_ id: Int, now: Date) -> ByteBuffer? {
+        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        return lock.reading {
+            guard let json = index.render(id, at: micros) else { return nil }
+            return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
+        }
+    }
+
+    private func withConnection<T>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        guard let postgres = database as? any PostgresDatabase else { throw Abort(.internalServerError, reason: "the catalog engine needs PostgreSQL") }
+        return try await postgres.withConnection { connection in
+            connection.eventLoop.makeFutureWithTask { try await body(connection) }
+        }.get()
+    }
+
+    /// One change application at a time; callers whose version it reached return without another.
+    private actor Updater {
+        private var running: Task<Void, any Error>?
+
+        func run(until done: @Sendable () -> Bool, _ work: @escaping @Sendable () async throws -> Void) async throws {
+            while !done() {
+                if let running {
+                    _ = try? await running.value
+                    continue
+                }
+                let task = Task { try await work() }
+                running = task
+                defer { running = nil }
+                try await task.value
+            }
+        }
+    }
+}
+
+/// `meta.facets`: for the query and the other filters, how many books each category and each
+/// age band of the app's picker would give.
+struct FacetsDTO: Content, Equatable {
+    struct CategoryCount: Content, Equatable { let id: Int; let slug: String; let count: Int }
+    struct AgeBand: Content, Equatable { let band: String; let age: Int; let count: Int }
+    let categories: [CategoryCount]
+    let ageBands: [AgeBand]
+
+    init(categories: [CategoryCount], ageBands: [AgeBand]) {
+        self.categories = categories
+        self.ageBands = ageBands
+    }
+
+    init(_ answer: CatalogIndex.Answer, categories: [CatalogIndex.Category]) {
+        let slugs = Dictionary(categories.map { ($0.id, $0.slug) }, uniquingKeysWith: { a, _ in a })
+        self.categories = answer.categoryCounts.map { CategoryCount(id: $0.id, slug: slugs[$0.id] ?? "", count: $0.count) }
+        ageBands = zip(CatalogIndex.ageBands, answer.ageBandCounts).map { AgeBand(band: $0.0.label, age: $0.0.age, count: $0.1) }
+    }
+
+    var json: [UInt8] { (try? App.encode(self)).map { Array($0.readableBytesView) } ?? Array("null".utf8) }
+}
+
+extension Application {
+    private struct CatalogEngineKey: StorageKey { typealias Value = CatalogEngine }
+    var catalogEngine: CatalogEngine {
+        if let engine = storage[CatalogEngineKey.self] { return engine }
+        let engine = CatalogEngine(logger: logger)
+        storage[CatalogEngineKey.self] = engine
+        return engine
+    }
+}

@@ -1,0 +1,110 @@
+/// A set of small non-negative integers (book ids) as 64-bit words: exact counts are popcounts,
+/// filters are word-wise ANDs.
+public struct Bitset: Sendable, Equatable {
+    public private(set) var words: [UInt64]
+
+    public init(capacity: Int = 0) {
+        words = [UInt64](repeating: 0, count: (capacity + 63) >> 6)
+    }
+
+    public init(words: [UInt64]) { self.words = words }
+
+    public var capacity: Int { words.count << 6 }
+
+    public mutating func reserve(_ bits: Int) {
+        let needed = (bits + 63) >> 6
+        if needed > words.count { words.append(contentsOf: repeatElement(0, count: needed - words.count)) }
+    }
+
+    public func contains(_ i: Int) -> Bool {
+        let w = i >> 6
+        return w < words.count && words[w] & (1 << UInt64(i & 63)) != 0
+    }
+
+    public mutating func insert(_ i: Int) {
+        reserve(i + 1)
+        words[i >> 6] |= 1 << UInt64(i & 63)
+    }
+
+    public mutating func remove(_ i: Int) {
+        let w = i >> 6
+        if w < words.count { words[w] &= ~(1 << UInt64(i & 63)) }
+    }
+
+    public mutating func set(_ i: Int, _ value: Bool) {
+        if value { insert(i) } else { remove(i) }
+    }
+
+    public var count: Int {
+        words.withUnsafeBufferPointer { buffer in buffer.reduce(0) { $0 &+ $1.nonzeroBitCount } }
+    }
+
+    public var isEmpty: Bool { !words.contains { $0 != 0 } }
+
+    public mutating func formIntersection(_ other: Bitset) {
+        let n = Swift.min(words.count, other.words.count)
+        words.withUnsafeMutableBufferPointer { a in
+            other.words.withUnsafeBufferPointer { b in
+                for i in 0..<n { a[i] &= b[i] }
+                for i in n..<a.count { a[i] = 0 }
+            }
+        }
+    }
+
+    public mutating func formUnion(_ other: Bitset) {
+        reserve(other.capacity)
+        words.withUnsafeMutableBufferPointer { a in
+            other.words.withUnsafeBufferPointer { b in
+                for i in 0..<b.count { a[i] |= b[i] }
+            }
+        }
+    }
+
+    public mutating func subtract(_ other: Bitset) {
+        let n = Swift.min(words.count, other.words.count)
+        words.withUnsafeMutableBufferPointer { a in
+            other.words.withUnsafeBufferPointer { b in
+                for i in 0..<n { a[i] &= ~b[i] }
+            }
+        }
+    }
+
+    public func intersection(_ other: Bitset) -> Bitset {
+        var copy = self
+        copy.formIntersection(other)
+        return copy
+    }
+
+    /// |self ∩ other| without building it.
+    public func intersectionCount(_ other: Bitset) -> Int {
+        let n = Swift.min(words.count, other.words.count)
+        return words.withUnsafeBufferPointer { a in
+            other.words.withUnsafeBufferPointer { b in
+                var total = 0
+                for i in 0..<n { total &+= (a[i] & b[i]).nonzeroBitCount }
+                return total
+            }
+        }
+    }
+
+    /// The members in increasing order; `body` returns false to stop.
+    public func forEach(_ body: (Int) -> Bool) {
+        words.withUnsafeBufferPointer { buffer in
+            for (w, word) in buffer.enumerated() where word != 0 {
+                var bits = word
+                while bits != 0 {
+                    let bit = bits.trailingZeroBitCount
+                    if !body(w << 6 | bit) { return }
+                    bits &= bits &- 1
+                }
+            }
+        }
+    }
+
+    public var members: [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(count)
+        forEach { result.append($0); return true }
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+/// One active book as the catalog index holds it: what filters, sorts and search need, and the
+/// encoded book object with a hole where `rights_available` goes (it depends on the clock).
+public struct CatalogBook: Sendable {
+    public struct RightsWindow: Sendable, Equatable {
+        /// Microseconds since 1970; `end` nil means open-ended.
+        public let start: Int64
+        public let end: Int64?
+        public init(start: Int64, end: Int64?) { self.start = start; self.end = end }
+        func contains(_ t: Int64) -> Bool { start <= t && (end.map { t < $0 } ?? true) }
+    }
+
+    /// Weight bits of a lexeme: where in the book it occurs.
+    public static let title: UInt8 = 1, author: UInt8 = 2, description: UInt8 = 4
+
+    public var id: Int
+    /// `lower(title)` as PostgreSQL computes it, compared byte by byte (the SQL orders by it
+    /// `COLLATE "C"`), so both paths sort titles identically.
+    public var titleKey: [UInt8]
+    public var createdAt: Int64
+    public var ageMin: Int
+    public var ageMax: Int
+    public var publisherID: Int?
+    public var categoryIDs: [Int]
+    /// Lexemes of `search_vector` (PostgreSQL's own tokenization) with their weight bits.
+    public var lexemes: [(String, UInt8)]
+    /// The book object's JSON with `rights_available`'s value left out at `rightsOffset`.
+    public var json: [UInt8]
+    public var rightsOffset: Int
+    public var rights: [RightsWindow]
+
+    public init(id: Int, titleKey: [UInt8], createdAt: Int64, ageMin: Int, ageMax: Int, publisherID: Int?, categoryIDs: [Int],
+                lexemes: [(String, UInt8)], json: [UInt8], rightsOffset: Int, rights: [RightsWindow]) {
+        self.id = id; self.titleKey = titleKey; self.createdAt = createdAt; self.ageMin = ageMin; self.ageMax = ageMax
+        self.publisherID = publisherID; self.categoryIDs = categoryIDs; self.lexemes = lexemes; self.json = json
+        self.rightsOffset = rightsOffset; self.rights = rights
+    }
+
+    public func rightsAvailable(at now: Int64) -> Bool { rights.contains { $0.contains(now) } }
+
+    /// The book object as JSON, `rights_available` evaluated at `now`.
+    public func render(at now: Int64, into out: inout [UInt8]) {
+        out.append(contentsOf: json[..<rightsOffset])
+        out.append(contentsOf: rightsAvailable(at: now) ? Array("true".utf8) : Array("false".utf8))
+        out.append(contentsOf: json[rightsOffset...])
+    }
+}

@@ -1,0 +1,140 @@
+/// The words typos are corrected against (title and author words of four letters or more), kept
+/// sorted so that it is also a trie: the terms sharing a prefix are one contiguous range.
+///
+/// `alternatives(for:)` walks that implicit trie with one edit to spend (substitution, insertion,
+/// deletion, transposition of neighbours) and returns every prefix of a term within one edit of
+/// the query word — at any position, with no cap — reduced to the shortest ones (a prefix
+/// matches everything its extensions match). Words are compared by Unicode scalar, and the terms
+/// are counted, so a word leaves when the last book using it does.
+public struct TypoVocabulary: Sendable {
+    public static let minTermLength = 4
+    private var terms: [[UInt32]] = []
+    private var counts: [[UInt32]: Int] = [:]
+
+    public init(_ words: [String] = []) {
+        for word in words { insert(word) }
+    }
+
+    public var count: Int { terms.count }
+
+    /// Adds one use of `word` (ignored when shorter than `minTermLength`).
+    public mutating func insert(_ word: String) {
+        let scalars = word.unicodeScalars.map(\.value)
+        guard scalars.count >= Self.minTermLength else { return }
+        if let n = counts[scalars] { counts[scalars] = n + 1; return }
+        counts[scalars] = 1
+        terms.insert(scalars, at: lowerBound(scalars))
+    }
+
+    /// Builds from many words at once (one sort instead of many inserts).
+    public mutating func insertAll(_ words: some Sequence<String>) {
+        for word in words {
+            let scalars = word.unicodeScalars.map(\.value)
+            guard scalars.count >= Self.minTermLength else { continue }
+            counts[scalars, default: 0] += 1
+        }
+        terms = counts.keys.sorted(by: Self.less)
+    }
+
+    /// Removes one use of `word`.
+    public mutating func remove(_ word: String) {
+        let scalars = word.unicodeScalars.map(\.value)
+        guard let n = counts[scalars] else { return }
+        if n > 1 { counts[scalars] = n - 1; return }
+        counts[scalars] = nil
+        let index = lowerBound(scalars)
+        if index < terms.count && terms[index] == scalars { terms.remove(at: index) }
+    }
+
+    public func contains(_ word: String) -> Bool { counts[word.unicodeScalars.map(\.value)] != nil }
+
+    /// The shortest prefixes of terms that are one edit from `word` (for words of at least
+    /// `SearchText.typoMinLength` letters), without those `word` itself already covers.
+    public func alternatives(for word: String) -> [String] {
+        let q = word.unicodeScalars.map(\.value)
+        guard q.count >= SearchText.typoMinLength else { return [] }
+        var found = Set<[UInt32]>()
+        var prefix: [UInt32] = []
+        walk(q, 0, edited: false, &prefix, 0, terms.count, &found)
+        // Keep the shortest: drop any found prefix that extends another, or that extends q.
+        let sorted = found.sorted(by: Self.less)
+        var result: [[UInt32]] = []
+        for candidate in sorted where candidate != q && !candidate.starts(with: q) {
+            if let last = result.last, candidate.starts(with: last) { continue }
+            result.append(candidate)
+        }
+        return result.map { String(String.UnicodeScalarView($0.compactMap(Unicode.Scalar.init))) }
+    }
+
+    /// Depth-first over the terms in `lo..<hi`, which all start with `prefix`; `i` letters of
+    /// `q` are consumed.
+    private func walk(_ q: [UInt32], _ i: Int, edited: Bool, _ prefix: inout [UInt32], _ lo: Int, _ hi: Int,
+                      _ found: inout Set<[UInt32]>) {
+        guard lo < hi else { return }
+        if i == q.count {
+            if edited { found.insert(prefix) }
+            return
+        }
+        if !edited {
+            // Deletion: q has a letter the term does not.
+            if i + 1 == q.count { found.insert(prefix) } else { walk(q, i + 1, edited: true, &prefix, lo, hi, &found) }
+            // Transposition of q[i] and q[i+1].
+            if i + 1 < q.count && q[i] != q[i + 1] {
+                prefix.append(q[i + 1]); prefix.append(q[i])
+                let (a, b) = range(prefix, lo, hi)
+                walk(q, i + 2, edited: true, &prefix, a, b, &found)
+                prefix.removeLast(2)
+            }
+        }
+        // Every letter that follows `prefix` in some term.
+        var start = lo
+        let depth = prefix.count
+        while start < hi && terms[start].count == depth { start += 1 }   // the prefix itself, sorted first
+        while start < hi {
+            let letter = terms[start][depth]
+            prefix.append(letter)
+            let end = upperBound(prefix, start, hi)
+            if letter == q[i] {
+                walk(q, i + 1, edited: edited, &prefix, start, end, &found)
+            } else if !edited {
+                walk(q, i + 1, edited: true, &prefix, start, end, &found)      // substitution
+            }
+            if !edited {
+                walk(q, i, edited: true, &prefix, start, end, &found)          // insertion
+            }
+            prefix.removeLast()
+            start = end
+        }
+    }
+
+    /// The range of terms starting with `prefix`, within `lo..<hi`.
+    private func range(_ prefix: [UInt32], _ lo: Int, _ hi: Int) -> (Int, Int) {
+        var a = lo, b = hi
+        while a < b {   // first term >= prefix
+            let m = (a + b) / 2
+            if Self.less(terms[m], prefix) { a = m + 1 } else { b = m }
+        }
+        return (a, upperBound(prefix, a, hi))
+    }
+
+    /// The first index in `lo..<hi` whose term does not start with `prefix` (all before do).
+    private func upperBound(_ prefix: [UInt32], _ lo: Int, _ hi: Int) -> Int {
+        var a = lo, b = hi
+        while a < b {
+            let m = (a + b) / 2
+            if terms[m].starts(with: prefix) || Self.less(terms[m], prefix) { a = m + 1 } else { b = m }
+        }
+        return a
+    }
+
+    private func lowerBound(_ term: [UInt32]) -> Int {
+        var a = 0, b = terms.count
+        while a < b {
+            let m = (a + b) / 2
+            if Self.less(terms[m], term) { a = m + 1 } else { b = m }
+        }
+        return a
+    }
+
+    static func less(_ a: [UInt32], _ b: [UInt32]) -> Bool { a.lexicographicallyPrecedes(b) }
+}

@@ -1,0 +1,210 @@
+@testable import App
+import Core
+import Foundation
+import SQLKit
+import Testing
+import Vapor
+import VaporTesting
+
+/// The in-memory catalog engine against the SQL it replaces, and its freshness.
+@Suite("Catalog engine")
+struct CatalogEngineTests {
+    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+        mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
+        mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
+    }
+
+    /// One edit at `position`: substitution, insertion, deletion or transposition.
+    static func typo(_ word: String, kind: Int, at position: Int) -> String {
+        var letters = Array(word)
+        let p = min(max(position, 0), letters.count - 1)
+        switch kind {
+        case 0: letters[p] = letters[p] == "q" ? "x" : "q"
+        case 1: letters.insert("q", at: p)
+        case 2: letters.remove(at: p)
+        default:
+            let i = min(p, letters.count - 2)
+            if letters[i] == letters[i + 1] { letters[i] = letters[i] == "q" ? "x" : "q" } else { letters.swapAt(i, i + 1) }
+        }
+        return String(letters)
+    }
+
+    static func randomQuery(_ r: inout Random, words: [String], slugs: [String], categoryIDs: [Int], publishers: [Int]) -> String {
+        var parts: [String] = []
+        if r.chance(70) {
+            var text: [String] = []
+            for _ in 0..<(r.chance(20) ? 2 : 1) {
+                let word = r.pick(words)
+                var w = String(word.prefix(r.int(3...max(3, min(8, word.count)))))
+                if r.chance(15) && word.count >= 5 { w = typo(String(word.prefix(max(5, w.count))), kind: r.int(0...3), at: r.int(0...(w.count))) }
+                if r.chance(10) { w = w.uppercased() }
+                text.append(w)
+            }
+            parts.append("q=" + QueryEncoding.encode(text.joined(separator: " ")))
+        }
+        if r.chance(30) { parts.append("age=\(r.int(0...18))") }
+        if r.chance(25) {
+            switch r.int(0...2) {
+            case 0: parts.append("category=" + r.pick(slugs))
+            case 1: parts.append("category=\(r.pick(categoryIDs))")
+            default: parts.append("category=no-such-category")
+            }
+        }
+        if r.chance(15) { parts.append("publisher=\(r.pick(publishers))") }
+        if r.chance(50) { parts.append("sort=" + r.pick(["title", "newest", "relevance"])) }
+        if r.chance(40) { parts.append("page=\(r.int(1...4))") }
+        if r.chance(30) { parts.append("per_page=\(r.pick([1, 5, 7, 50, 100]))") }
+        return parts.joined(separator: "&")
+    }
+
+    static func jsonObject(_ response: TestingHTTPResponse) throws -> NSDictionary {
+        try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as! NSDictionary
+    }
+
+    /// The same request through the SQL path and through the engine.
+    static func both(_ app: Application, _ path: String, token: String) async throws -> (sql: TestingHTTPResponse, engine: TestingHTTPResponse) {
+        app.settings.catalogEngine = false
+        let sql = try await app.get(path, token: token)
+        app.settings.catalogEngine = true
+        let engine = try await app.get(path, token: token)
+        return (sql, engine)
+    }
+
+    @Test("differential: for 1,500 random queries the engine answers exactly as the SQL — rows, order, counts, facets, links")
+    func differential() async throws {
+        try await withApp { app in
+            // Rights windows are placed a year away from now, so SQL's now() and the app's clock agree.
+            let seeder = DemoSeeder(books: 1500, reference: Date().addingTimeInterval(-400 * 86400), seedsDirectory: TestDatabase.projectDirectory + "seeds",
+                                    hashPassword: { try $0.hashedForTests() })
+            _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
+            // Some shared titles and created_at ties, so the tie-breaks are exercised.
+            try await app.sql.raw("UPDATE books SET title = 'Same Title', created_at = '2026-01-01' WHERE id % 97 = 0").run()
+            try await app.catalogEngine.build(on: app.db)
+            let parent = try await app.makeParent()
+            let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
+            let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
+            let slugs = try categories.map { try $0.decode(column: "slug", as: String.self) }
+            let categoryIDs = try categories.map { try $0.decode(column: "id", as: Int.self) }
+            let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
+            #expect(words.count > 100 && app.catalogEngine.bookCount > 1000)
+            var random = Random(state: 20261122)
+            var compared = 0, nonEmpty = 0, typoQueries = 0
+            for _ in 0..<1500 {
+                let query = Self.randomQuery(&random, words: words, slugs: slugs, categoryIDs: categoryIDs, publishers: publishers)
+                let path = "/api/v1/catalog/books?" + query
+                let (sql, engine) = try await Self.both(app, path, token: parent.token)
+                #expect(sql.status == .ok && engine.status == .ok, "\(path)")
+                let a = try Self.jsonObject(sql), b = try Self.jsonObject(engine)
+                #expect(a == b, "\(path)\nSQL:    \(sql.body.string.prefix(600))\nengine: \(engine.body.string.prefix(600))")
+                #expect(sql.headers.first(name: "Link") == engine.headers.first(name: "Link"), "\(path)")
+                compared += 1
+                if try sql.meta["total_count"] ?? 0 > 0 { nonEmpty += 1 }
+                if query.contains("q=") { typoQueries += 1 }
+                if a != b { break }
+            }
+            #expect(compared == 1500 && nonEmpty > 600 && typoQueries > 900)
+            // Book detail: every 7th id, active or not.
+            for id in stride(from: 1, through: 1500, by: 7) {
+                let (sql, engine) = try await Self.both(app, "/api/v1/catalog/books/\(id)", token: parent.token)
+                #expect(sql.status == engine.status, "book \(id)")
+                if sql.status == .ok { #expect(try Self.jsonObject(sql) == Self.jsonObject(engine), "book \(id)") }
+            }
+        }
+    }
+
+    @Test("facets: per category and per age band, for the query and the other filters")
+    func facets() async throws {
+        try await withApp(engine: true) { app in
+            let parent = try await app.makeParent()
+            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime", order: 1)
+            let animals = try await app.makeCategory("Animals", slug: "animals", order: 2)
+            try await app.makeBook("Owl Moon", ages: 0...3, categories: [bedtime, animals])
+            try await app.makeBook("Owl Babies", ages: 5...8, categories: [animals])
+            try await app.makeBook("Bear Snores", ages: 2...4, categories: [bedtime])
+            try await app.makeBook("Owl Draft", status: "draft", categories: [bedtime])
+            let page = try await app.get("/api/v1/catalog/books?q=owl&category=bedtime", token: parent.token)
+            #expect(try page.meta["total_count"] == 1)
+            let facets = try #require((try page.json["meta"] as? [String: Any])?["facets"] as? [String: Any])
+            let counts = (facets["categories"] as? [[String: Any]] ?? []).map { "\($0["slug"]!)=\($0["count"]!)" }
+            #expect(counts == ["bedtime=1", "animals=2"])   // the category filter left out: owl books per category
+            let bands = (facets["age_bands"] as? [[String: Any]] ?? []).map { "\($0["band"]!)=\($0["count"]!)" }
+            #expect(bands == ["0-2=1", "2-4=1", "4-6=0", "6-8=0", "8+=0"])   // owl + bedtime, per band
+        }
+    }
+
+    @Test("freshness: a bulk UPDATE of 10,000 books, a draft leaving results, counts and facets, all in the next response")
+    func bulkAndDraft() async throws {
+        try await withApp { app in
+            let seeder = DemoSeeder(books: 12000, reference: nil, seedsDirectory: TestDatabase.projectDirectory + "seeds",
+                                    hashPassword: { try $0.hashedForTests() })
+            _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
+            try await app.catalogEngine.build(on: app.db)
+            let parent = try await app.makeParent()
+            let before = try await app.get("/api/v1/catalog/books?q=zzyzx", token: parent.token)
+            #expect(try before.meta["total_count"] == 0)
+            try await app.sql.raw("UPDATE books SET title = title || ' Zzyzx' WHERE id <= 10000 AND status = 'active'").run()
+            let renamed = try await app.sql.raw("SELECT count(*) AS n FROM books WHERE id <= 10000 AND status = 'active'").first()!.decode(column: "n", as: Int.self)
+            let after = try await app.get("/api/v1/catalog/books?q=zzyzx&per_page=100", token: parent.token)
+            #expect(try after.meta["total_count"] == renamed && renamed > 5000)
+            // one book goes draft: gone from the search, the plain count and the facets
+            let first = try #require(try after.dataArray.first?["id"] as? Int)
+            let all = try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] ?? 0
+            try await app.sql.raw("UPDATE books SET status = 'draft' WHERE id = \(bind: first)").run()
+            #expect(try await app.get("/api/v1/catalog/books?q=zzyzx", token: parent.token).meta["total_count"] == renamed - 1)
+            let plain = try await app.get("/api/v1/catalog/books", token: parent.token)
+            #expect(try plain.meta["total_count"] == all - 1)
+            let facetTotal = ((try plain.json["meta"] as? [String: Any])?["facets"] as? [String: Any])?["age_bands"] as? [[String: Any]]
+            #expect(facetTotal?.isEmpty == false)
+            #expect(try await app.get("/api/v1/catalog/books/\(first)", token: parent.token).status == .notFound)
+            #expect(app.catalogEngine.bookCount == all - 1)
+        }
+    }
+
+    @Test("until the engine is built the catalog is served from SQL, and /healthz says which")
+    func fallback() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            try await app.makeBook("Owl Moon")
+            #expect(app.catalogEngine.state == .off)
+            let health = try await app.get("/healthz")
+            #expect(health.body.string.contains(#""engine":"off""#))
+            #expect(try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] == 1)
+            try await app.catalogEngine.build(on: app.db)
+            #expect(try await app.get("/healthz").body.string.contains(#""engine":"ready","books":1"#))
+            try await app.makeBook("Bear Day")
+            #expect(try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] == 2)
+            #expect(app.catalogEngine.bookCount == 2)   // the engine answered, caught up from the change log
+        }
+    }
+
+    @Test("typos at the start, middle and end of 5-, 6- and 10-letter words, for each kind of edit, over HTTP")
+    func typoPositions() async throws {
+        try await withApp(engine: true) { app in
+            let parent = try await app.makeParent()
+            let words = ["gifur", "deburi", "caterpilla"]
+            for word in words { try await app.makeBook("The \(word.capitalized) Tale", author: "Ann Other") }
+            try await app.makeBook("Unrelated Story", author: "Nobody")
+            for word in words {
+                for kind in 0...3 {
+                    for position in [0, word.count / 2, word.count - 1] {
+                        let typed = Self.typo(word, kind: kind, at: position)
+                        guard typed.count >= SearchText.typoMinLength else { continue }
+                        let titles = try await app.get("/api/v1/catalog/books?q=\(typed)", token: parent.token).dataArray.map { $0["title"] as? String }
+                        #expect(titles.contains("The \(word.capitalized) Tale"), "\(word) → \(typed) (kind \(kind), at \(position))")
+                        #expect(!titles.contains("Unrelated Story"))
+                    }
+                }
+            }
+        }
+    }
+}
