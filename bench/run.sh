@@ -74,6 +74,10 @@ for n in $sizes; do
     DATABASE_URL=$url $app serve --env production --hostname 127.0.0.1 --port $http > "$work/server.log" 2>&1 &
     server=$!
     for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$http/healthz" >/dev/null && break; sleep 0.2; done
+    # The catalog engine builds in the background; measure once it serves.
+    start=$(date +%s%N)
+    for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$http/healthz" | grep -q '"engine":"ready"' && break; sleep 0.1; done
+    echo "catalog engine ready at $n books: $(( ($(date +%s%N) - start) / 1000000 )) ms after /healthz; app RSS $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
     base="http://127.0.0.1:$http"
     token=$(curl -sf -X POST "$base/api/v1/auth/token" -H 'Content-Type: application/json' \
         -d '{"email":"bench@bench.test","password":"bench password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
@@ -123,6 +127,30 @@ for n in $sizes; do
         printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  pgbench %s\n' "$n" "$name" "$r" "$p50" "$p99" "$tps"
     done
     # bare exact counts of each list filter (the count wall), and the ratios that matter
+    # The realistic mix: ~6,000 distinct paths, random per request, while a writer changes books
+    # at 0, 1 and 10 statements a second (pgbench -R), beside the bare exact count's tps.
+    scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
+    scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
+    python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$n" "$work/paths.txt"
+    printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
+    echo "SELECT count(*) FROM books b WHERE b.status = 'active';" > "$work/count.sql"
+    for writes in 0 1 10; do
+        writer=
+        if [ "$writes" != 0 ]; then
+            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/write.sql" "$db" > "$work/writer.txt" 2>&1 &
+            writer=$!
+        fi
+        PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+        [ -n "$writer" ] && { wait "$writer" || true; }
+        read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        tps=$(pgbench -n -M prepared -c "$connections" -j 2 -T "$duration" -h 127.0.0.1 -p "$port" -U postgres -f "$work/count.sql" "$db" 2>/dev/null \
+              | awk '/^tps/ { printf "%.0f", $3 }')
+        ratio=$(python3 -c "print(f'{${r:-0} / max(${tps:-0}, 1):.1f}× the bare count')")
+        echo "| $n | mixed, $writes writes/s | $r | $p50 | $p99 | $bad | $tps (bare count) | $ratio |" >> "$results"
+        printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  bare count %s tps\n' "$n" "mixed, $writes writes/s" "$r" "$p50" "$p99" "$bad" "$tps"
+    done
+    echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
+
     for filter in "list page 1|b.status = 'active'" \
                   "category + age|b.status = 'active' AND b.age_min <= 4 AND b.age_max >= 4 AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = (SELECT id FROM categories WHERE slug = 'bedtime-stories'))" \
                   "page 200|b.status = 'active'"; do

@@ -1,0 +1,15 @@
+-- wrk: each request a random one of the paths in $PATHS (one per line), as the parent $TOKEN.
+local paths = {}
+for line in io.lines(os.getenv("PATHS")) do paths[#paths + 1] = line end
+local headers = { ["Authorization"] = "Bearer " .. os.getenv("TOKEN") }
+local counter = 0
+function setup(thread)
+  counter = counter + 1
+  thread:set("seed", counter)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + (seed or 0))
+end
+function request()
+  return wrk.format("GET", paths[math.random(#paths)], headers)
+end
