@@ -6,7 +6,8 @@ public struct CatalogBook: Sendable {
         public let start: Int64
         public let end: Int64?
         public init(start: Int64, end: Int64?) { self.start = start; self.end = end }
-        func contains(_ t: Int64) -> Bool { start <= t && (end.map { t < $0 } ?? true) }
+        /// Available at `t`: starts_at ≤ t < ends_at (or no end), as the contract defines it.
+        public func contains(_ t: Int64) -> Bool { start <= t && (end.map { t < $0 } ?? true) }
     }
 
     /// Weight bits of a lexeme: where in the book it occurs.
@@ -33,14 +34,5 @@ public struct CatalogBook: Sendable {
         self.id = id; self.titleKey = titleKey; self.createdAt = createdAt; self.ageMin = ageMin; self.ageMax = ageMax
         self.publisherID = publisherID; self.categoryIDs = categoryIDs; self.lexemes = lexemes; self.json = json
         self.rightsOffset = rightsOffset; self.rights = rights
-    }
-
-    public func rightsAvailable(at now: Int64) -> Bool { rights.contains { $0.contains(now) } }
-
-    /// The book object as JSON, `rights_available` evaluated at `now`.
-    public func render(at now: Int64, into out: inout [UInt8]) {
-        out.append(contentsOf: json[..<rightsOffset])
-        out.append(contentsOf: rightsAvailable(at: now) ? Array("true".utf8) : Array("false".utf8))
-        out.append(contentsOf: json[rightsOffset...])
     }
 }

@@ -19,7 +19,7 @@ public struct CatalogIndex: Sendable {
 
         func render(at now: Int64, into out: inout [UInt8]) {
             out.append(contentsOf: json[..<rightsOffset])
-            let available = rights.contains { $0.start <= now && ($0.end.map { now < $0 } ?? true) }
+            let available = rights.contains { $0.contains(now) }
             out.append(contentsOf: available ? Array("true".utf8) : Array("false".utf8))
             out.append(contentsOf: json[rightsOffset...])
         }
