@@ -1,13 +1,14 @@
 """Writes ~6,000 distinct parent-app paths drawn from the seeded catalog's own words: as-you-type
 prefixes of 3-8 letters (a tenth with one typo, a fifth two words), category and/or age browsing
-on pages 1-3, book detail and categories. Usage: mixed_paths.py WORDS_FILE SLUGS_FILE MAX_ID OUT."""
+on pages 1-3, detail of active books and categories.
+Usage: mixed_paths.py WORDS_FILE SLUGS_FILE BOOK_IDS_FILE OUT."""
 import random
 import sys
 import urllib.parse
 
 words = [w.strip() for w in open(sys.argv[1]) if len(w.strip()) >= 3]
 slugs = [s.strip() for s in open(sys.argv[2]) if s.strip()]
-max_id = int(sys.argv[3])
+book_ids = [int(i) for i in open(sys.argv[3]) if i.strip()]
 rng = random.Random(8)
 
 
@@ -54,7 +55,7 @@ while len(paths) < 6000:
             params["sort"] = "newest"
         paths.add("/api/v1/catalog/books?" + urllib.parse.urlencode(params))
     elif r < 0.98:
-        paths.add("/api/v1/catalog/books/%d" % rng.randint(1, max_id))
+        paths.add("/api/v1/catalog/books/%d" % rng.choice(book_ids))
     else:
         paths.add("/api/v1/catalog/categories?v=%d" % rng.randint(1, 100))
 with open(sys.argv[4], "w") as out:

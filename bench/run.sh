@@ -131,7 +131,8 @@ for n in $sizes; do
     # at 0, 1 and 10 statements a second (pgbench -R), beside the bare exact count's tps.
     scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
     scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
-    python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$n" "$work/paths.txt"
+    scripts/db.sh psql -d "$db" -tAc "SELECT id FROM books WHERE status = 'active' ORDER BY random() LIMIT 3000" > "$work/ids.txt"
+    python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/paths.txt"
     printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
     echo "SELECT count(*) FROM books b WHERE b.status = 'active';" > "$work/count.sql"
     for writes in 0 1 10; do

@@ -1,30 +1,11 @@
 /// The active catalog in memory: every parent catalog answer — filters, search, exact counts,
 /// facets, pages in the contract's total orders — from sets and postings, updated book by book.
 ///
-/// Book ids are the set members (they are dense identity values), so a set in id order is also
-/// the tie-break order. Not thread-safe: the owner serializes writers against readers.
+/// Book ids are the set members and the index of every per-book array (they are dense identity
+/// values), so a set in id order is also the tie-break order, and a million books are a few dozen
+/// flat arrays rather than a million objects. Not thread-safe: the owner serializes writers
+/// against readers.
 public struct CatalogIndex: Sendable {
-    struct Stored: Sendable {
-        var titleKey: [UInt8]
-        var createdAt: Int64
-        var ageMin: UInt8
-        var ageMax: UInt8
-        var publisherID: Int?
-        var categoryIDs: [Int]
-        /// lexeme id << 3 | weight bits
-        var lexemes: [UInt32]
-        var json: [UInt8]
-        var rightsOffset: Int
-        var rights: [CatalogBook.RightsWindow]
-
-        func render(at now: Int64, into out: inout [UInt8]) {
-            out.append(contentsOf: json[..<rightsOffset])
-            let available = rights.contains { $0.contains(now) }
-            out.append(contentsOf: available ? Array("true".utf8) : Array("false".utf8))
-            out.append(contentsOf: json[rightsOffset...])
-        }
-    }
-
     public struct Category: Sendable, Equatable {
         public let id: Int
         public let slug: String
@@ -32,107 +13,198 @@ public struct CatalogIndex: Sendable {
     }
 
     public static let ageBands = [(label: "0-2", age: 0), (label: "2-4", age: 2), (label: "4-6", age: 4), (label: "6-8", age: 6), (label: "8+", age: 8)]
+    /// Changes past this many books are applied as a batch: lists filtered and merged once
+    /// instead of one insertion per book.
+    static let batchThreshold = 64
 
-    private var books: [Int: Stored] = [:]
-    private var active = Bitset()
-    private var byAge = [Bitset](repeating: Bitset(), count: 19)
-    private var byCategory: [Int: Bitset] = [:]
-    private var byPublisher: [Int: Bitset] = [:]
-    private var titleOrder: [Int32] = []
-    private var newestOrder: [Int32] = []
+    // Per book id.
+    var active = Bitset()
+    private var ageMin: [UInt8] = []
+    private var ageMax: [UInt8] = []
+    private var createdAt: [Int64] = []
+    private var publisher: [Int32] = []
+    private var rightsOffset: [UInt32] = []
+    private var json = Arena<UInt8>()
+    private var titleKeys = Arena<UInt8>()
+    private var bookLexemes = Arena<UInt32>()      // lexeme id << 3 | weight bits
+    private var bookCategories = Arena<Int32>()
+    private var rights = Arena<Int64>()             // start, end (Int64.max: open) pairs
+
+    // Sets and orders.
+    var byAge = [Bitset](repeating: Bitset(), count: 19)
+    var byCategory: [Int: Bitset] = [:]
+    var byPublisher: [Int: Bitset] = [:]
+    var titleOrder: [Int32] = []
+    var newestOrder: [Int32] = []
+
+    // Words.
     private var lexemeIDs: [String: UInt32] = [:]
-    private var lexemeBytes: [[UInt8]] = []
+    var lexemeBytes: [[UInt8]] = []
+    var lexemes: [LexemeBooks] = []
+    /// Per lexeme, the books using it in a title or author (typo vocabulary membership).
+    private var typoUses: [Int] = []
     /// Lexeme ids in byte order of their text: the lexemes with a prefix are one range.
-    private var sortedLexemes: [UInt32] = []
-    /// Per lexeme: book id << 3 | weight bits, in id order.
-    private var postings: [[UInt32]] = []
+    var sortedLexemes: [UInt32] = []
     public private(set) var typos = TypoVocabulary()
+
     /// In the order the catalog shows them (display_order, name, id): facets follow it.
     public private(set) var categories: [Category] = []
     private var slugs: [String: Int] = [:]
     private var bulk = false
+    public private(set) var count = 0
 
     public init() {}
 
-    public var count: Int { books.count }
-    public func contains(_ id: Int) -> Bool { books[id] != nil }
+    public func contains(_ id: Int) -> Bool { active.contains(id) }
 
     public mutating func setCategories(_ list: [Category]) {
         categories = list
         slugs = Dictionary(list.map { ($0.slug, $0.id) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// The category id a `category` parameter names: a slug, else an id (as the SQL resolves it).
+    public func categoryID(for parameter: String) -> Int? {
+        slugs[parameter] ?? Int(parameter)
+    }
+
     // MARK: - Changes
 
-    /// Starts a bulk load: books arrive in increasing id order, the orders are sorted once at the end.
+    /// Starts a bulk load: books arrive in increasing id order into an empty index, and lists are
+    /// sorted once at the end.
     public mutating func beginBulk() { bulk = true }
 
     public mutating func endBulk() {
         bulk = false
-        let books = self.books
-        titleOrder = titleOrder.sorted { Self.lessTitle(books, Int($0), Int($1)) }
-        newestOrder = newestOrder.sorted { Self.lessNewest(books, Int($0), Int($1)) }
-        let lexemeBytes = self.lexemeBytes
-        sortedLexemes = Array(0..<UInt32(lexemeBytes.count)).sorted { lexemeBytes[Int($0)].lexicographicallyPrecedes(lexemeBytes[Int($1)]) }
-        var words: [String] = []
-        for (id, stored) in books {
-            _ = id
-            for entry in stored.lexemes where entry & 3 != 0 { words.append(lexemeText(entry >> 3)) }
-        }
-        typos.insertAll(words)
+        var order = titleOrder
+        titleOrder = []
+        order.sort { lessTitle(Int($0), Int($1)) }
+        titleOrder = order
+        order = newestOrder
+        newestOrder = []
+        order.sort { lessNewest(Int($0), Int($1)) }
+        newestOrder = order
+        let capacity = active.capacity
+        for i in lexemes.indices { lexemes[i].finish(capacity: capacity) }
+        sortLexemes()
+        typos.insertAll(typoUses.indices.filter { typoUses[$0] > 0 }.map { lexemeText(UInt32($0)) })
     }
 
-    /// Adds or replaces a book.
+    /// Adds a book during a bulk load.
     public mutating func upsert(_ book: CatalogBook) {
-        if books[book.id] != nil { remove(book.id) }
-        let id = book.id
-        var lexemes: [UInt32] = []
-        lexemes.reserveCapacity(book.lexemes.count)
-        for (text, weights) in book.lexemes {
-            let lexeme = intern(text)
-            lexemes.append(lexeme << 3 | UInt32(weights & 7))
-            let entry = UInt32(id) << 3 | UInt32(weights & 7)
-            if bulk {
-                postings[Int(lexeme)].append(entry)
-            } else {
-                postings[Int(lexeme)].insert(entry, at: lowerBound(postings[Int(lexeme)], UInt32(id) << 3))
-                if weights & 3 != 0 { typos.insert(text) }
-            }
+        if !bulk {
+            apply([book], removing: [])
+            return
         }
-        books[id] = Stored(titleKey: book.titleKey, createdAt: book.createdAt, ageMin: UInt8(clamping: book.ageMin),
-                           ageMax: UInt8(clamping: book.ageMax), publisherID: book.publisherID, categoryIDs: book.categoryIDs,
-                           lexemes: lexemes, json: book.json, rightsOffset: book.rightsOffset, rights: book.rights)
-        active.insert(id)
-        for age in 0...18 where book.ageMin <= age && age <= book.ageMax { byAge[age].insert(id) }
-        for category in book.categoryIDs { byCategory[category, default: Bitset()].insert(id) }
-        if let publisher = book.publisherID { byPublisher[publisher, default: Bitset()].insert(id) }
-        if bulk {
-            titleOrder.append(Int32(id))
-            newestOrder.append(Int32(id))
-        } else {
-            let titleAt = position(in: titleOrder, of: id, by: lessTitle)
-            titleOrder.insert(Int32(id), at: titleAt)
-            let newestAt = position(in: newestOrder, of: id, by: lessNewest)
-            newestOrder.insert(Int32(id), at: newestAt)
-        }
+        attach(book, append: true)
+        titleOrder.append(Int32(book.id))
+        newestOrder.append(Int32(book.id))
     }
 
     /// Removes a book (no longer active, or deleted); unknown ids are ignored.
-    public mutating func remove(_ id: Int) {
-        guard let stored = books[id] else { return }
-        if let at = index(in: titleOrder, of: id, by: lessTitle) { titleOrder.remove(at: at) }
-        if let at = index(in: newestOrder, of: id, by: lessNewest) { newestOrder.remove(at: at) }
-        for entry in stored.lexemes {
-            let lexeme = Int(entry >> 3)
-            let at = lowerBound(postings[lexeme], UInt32(id) << 3)
-            if at < postings[lexeme].count && postings[lexeme][at] >> 3 == UInt32(id) { postings[lexeme].remove(at: at) }
-            if entry & 3 != 0 { typos.remove(lexemeText(entry >> 3)) }
+    public mutating func remove(_ id: Int) { apply([], removing: [id]) }
+
+    /// Replaces `books` (added or changed) and drops `removing` (no longer active), as one change.
+    public mutating func apply(_ books: [CatalogBook], removing: [Int]) {
+        let changed = Set(books.map(\.id) + removing).filter { active.contains($0) }
+        if changed.count + books.count <= Self.batchThreshold {
+            for id in changed {
+                removeFromOrders(id)
+                detach(id, deferred: false)
+            }
+            for book in books {
+                attach(book, append: false)
+                insertIntoOrders(book.id)
+            }
+            return
         }
+        // Batch: detach all, filter lists once, attach all, sort and merge once.
+        var removed = Bitset(capacity: active.capacity)
+        for id in changed { removed.insert(id) }
+        titleOrder.removeAll { removed.contains(Int($0)) }
+        newestOrder.removeAll { removed.contains(Int($0)) }
+        var touched = Set<Int>()
+        for id in changed {
+            for entry in bookLexemes[id] { touched.insert(Int(entry >> 3)) }
+            detach(id, deferred: true)
+        }
+        for lexeme in touched { lexemes[lexeme].filter(removed: removed) }
+        for book in books {
+            for id in attach(book, append: true) { touched.insert(id) }
+        }
+        let capacity = active.capacity
+        for lexeme in touched { lexemes[lexeme].finish(capacity: capacity) }
+        let added = books.map { Int32($0.id) }
+        titleOrder = merge(titleOrder, added.sorted { lessTitle(Int($0), Int($1)) }, by: lessTitle)
+        newestOrder = merge(newestOrder, added.sorted { lessNewest(Int($0), Int($1)) }, by: lessNewest)
+    }
+
+    /// Stores a book and adds it to every set and lexeme (not to the orders); returns its lexeme ids.
+    @discardableResult
+    private mutating func attach(_ book: CatalogBook, append: Bool) -> [Int] {
+        let id = book.id
+        growPerBook(to: id)
+        var entries: [UInt32] = []
+        entries.reserveCapacity(book.lexemes.count)
+        var ids: [Int] = []
+        ids.reserveCapacity(book.lexemes.count)
+        for (text, weights) in book.lexemes {
+            let lexeme = intern(text)
+            entries.append(lexeme << 3 | UInt32(weights & 7))
+            ids.append(Int(lexeme))
+            lexemes[Int(lexeme)].add(id, weights: weights, append: append)
+            if weights & 3 != 0 {
+                typoUses[Int(lexeme)] += 1
+                if typoUses[Int(lexeme)] == 1 && !bulk { typos.insert(text) }
+            }
+        }
+        if !append {
+            let capacity = active.capacity
+            for lexeme in ids { lexemes[lexeme].finish(capacity: capacity) }
+        }
+        bookLexemes.set(id, entries)
+        json.set(id, book.json)
+        titleKeys.set(id, book.titleKey)
+        bookCategories.set(id, book.categoryIDs.map { Int32(truncatingIfNeeded: $0) })
+        rights.set(id, book.rights.flatMap { [$0.start, $0.end ?? Int64.max] })
+        rightsOffset[id] = UInt32(book.rightsOffset)
+        ageMin[id] = UInt8(clamping: book.ageMin)
+        ageMax[id] = UInt8(clamping: book.ageMax)
+        createdAt[id] = book.createdAt
+        publisher[id] = book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1
+        active.insert(id)
+        count += 1
+        for age in 0...18 where book.ageMin <= age && age <= book.ageMax { byAge[age].insert(id) }
+        for category in book.categoryIDs { byCategory[category, default: Bitset()].insert(id) }
+        if let publisher = book.publisherID { byPublisher[publisher, default: Bitset()].insert(id) }
+        return ids
+    }
+
+    /// Takes a book out of every set and lexeme and frees its stored values (not the orders).
+    private mutating func detach(_ id: Int, deferred: Bool) {
+        for entry in bookLexemes[id] {
+            let lexeme = Int(entry >> 3)
+            lexemes[lexeme].remove(id, deferred: deferred)
+            if entry & 3 != 0 {
+                typoUses[lexeme] -= 1
+                if typoUses[lexeme] == 0 { typos.remove(lexemeText(entry >> 3)) }
+            }
+        }
+        for age in Int(ageMin[id])...max(Int(ageMin[id]), Int(ageMax[id])) where age <= 18 { byAge[age].remove(id) }
+        for category in bookCategories[id] { byCategory[Int(category)]?.remove(id) }
+        if publisher[id] >= 0 { byPublisher[Int(publisher[id])]?.remove(id) }
         active.remove(id)
-        for age in 0...18 where Int(stored.ageMin) <= age && age <= Int(stored.ageMax) { byAge[age].remove(id) }
-        for category in stored.categoryIDs { byCategory[category]?.remove(id) }
-        if let publisher = stored.publisherID { byPublisher[publisher]?.remove(id) }
-        books[id] = nil
+        count -= 1
+        bookLexemes.clear(id); json.clear(id); titleKeys.clear(id); bookCategories.clear(id); rights.clear(id)
+    }
+
+    private mutating func growPerBook(to id: Int) {
+        guard id >= ageMin.count else { return }
+        let extra = id + 1 - ageMin.count
+        ageMin.append(contentsOf: repeatElement(0, count: extra))
+        ageMax.append(contentsOf: repeatElement(0, count: extra))
+        createdAt.append(contentsOf: repeatElement(0, count: extra))
+        publisher.append(contentsOf: repeatElement(-1, count: extra))
+        rightsOffset.append(contentsOf: repeatElement(0, count: extra))
     }
 
     private mutating func intern(_ text: String) -> UInt32 {
@@ -140,7 +212,8 @@ public struct CatalogIndex: Sendable {
         let id = UInt32(lexemeBytes.count)
         lexemeIDs[text] = id
         lexemeBytes.append(Array(text.utf8))
-        postings.append([])
+        lexemes.append(LexemeBooks())
+        typoUses.append(0)
         if !bulk {
             let bytes = lexemeBytes[Int(id)]
             var a = 0, b = sortedLexemes.count
@@ -153,23 +226,41 @@ public struct CatalogIndex: Sendable {
         return id
     }
 
-    private func lexemeText(_ id: UInt32) -> String { String(decoding: lexemeBytes[Int(id)], as: UTF8.self) }
+    private mutating func sortLexemes() {
+        let bytes = lexemeBytes
+        sortedLexemes = Array(0..<UInt32(bytes.count)).sorted { bytes[Int($0)].lexicographicallyPrecedes(bytes[Int($1)]) }
+    }
+
+    func lexemeID(_ text: String) -> UInt32? { lexemeIDs[text] }
+    func lexemeText(_ id: UInt32) -> String { String(decoding: lexemeBytes[Int(id)], as: UTF8.self) }
 
     // MARK: - Orders
 
-    private func lessTitle(_ a: Int, _ b: Int) -> Bool { Self.lessTitle(books, a, b) }
-    private func lessNewest(_ a: Int, _ b: Int) -> Bool { Self.lessNewest(books, a, b) }
-
-    private static func lessTitle(_ books: [Int: Stored], _ a: Int, _ b: Int) -> Bool {
-        let x = books[a]!.titleKey, y = books[b]!.titleKey
-        if x != y { return x.lexicographicallyPrecedes(y) }
-        return a < b
+    func lessTitle(_ a: Int, _ b: Int) -> Bool {
+        titleKeys.storage.withUnsafeBufferPointer { keys in
+            let x = titleKeys.range(a), y = titleKeys.range(b)
+            let n = min(x.count, y.count)
+            for i in 0..<n where keys[x.lowerBound + i] != keys[y.lowerBound + i] {
+                return keys[x.lowerBound + i] < keys[y.lowerBound + i]
+            }
+            return x.count != y.count ? x.count < y.count : a < b
+        }
     }
 
-    private static func lessNewest(_ books: [Int: Stored], _ a: Int, _ b: Int) -> Bool {
-        let x = books[a]!.createdAt, y = books[b]!.createdAt
+    func lessNewest(_ a: Int, _ b: Int) -> Bool {
+        let x = createdAt[a], y = createdAt[b]
         if x != y { return x > y }
         return a > b
+    }
+
+    private mutating func removeFromOrders(_ id: Int) {
+        if let at = index(in: titleOrder, of: id, by: lessTitle) { titleOrder.remove(at: at) }
+        if let at = index(in: newestOrder, of: id, by: lessNewest) { newestOrder.remove(at: at) }
+    }
+
+    private mutating func insertIntoOrders(_ id: Int) {
+        titleOrder.insert(Int32(id), at: position(in: titleOrder, of: id, by: lessTitle))
+        newestOrder.insert(Int32(id), at: position(in: newestOrder, of: id, by: lessNewest))
     }
 
     private func position(in order: [Int32], of id: Int, by less: (Int, Int) -> Bool) -> Int {
@@ -186,175 +277,51 @@ public struct CatalogIndex: Sendable {
         return at < order.count && order[at] == Int32(id) ? at : nil
     }
 
-    private func lowerBound(_ list: [UInt32], _ value: UInt32) -> Int {
-        var a = 0, b = list.count
-        while a < b {
-            let m = (a + b) / 2
-            if list[m] < value { a = m + 1 } else { b = m }
+    private func merge(_ a: [Int32], _ b: [Int32], by less: (Int, Int) -> Bool) -> [Int32] {
+        var result: [Int32] = []
+        result.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if less(Int(b[j]), Int(a[i])) { result.append(b[j]); j += 1 } else { result.append(a[i]); i += 1 }
         }
-        return a
-    }
-
-    // MARK: - Answers
-
-    public struct Answer: Sendable, Equatable {
-        public var total: Int
-        public var ids: [Int]
-        /// Per category, in catalog order: matches if that category were the filter.
-        public var categoryCounts: [(id: Int, count: Int)]
-        /// Per age band of the picker: matches if that band's age were the filter.
-        public var ageBandCounts: [Int]
-
-        public static func == (a: Answer, b: Answer) -> Bool {
-            a.total == b.total && a.ids == b.ids && a.ageBandCounts == b.ageBandCounts
-                && a.categoryCounts.map(\.id) == b.categoryCounts.map(\.id) && a.categoryCounts.map(\.count) == b.categoryCounts.map(\.count)
-        }
-    }
-
-    /// The category id a `category` parameter names: a slug, else an id (as the SQL resolves it).
-    public func categoryID(for parameter: String) -> Int? {
-        slugs[parameter] ?? Int(parameter)
-    }
-
-    /// The sets of one search word: where it matches (with its typo alternatives) anywhere, in a
-    /// title, in a title or author; where it matches without a typo; where it is a whole word.
-    struct WordSets {
-        var any = Bitset(), title = Bitset(), titleOrAuthor = Bitset(), exact = Bitset(), whole = Bitset()
-    }
-
-    private func wordSets(_ word: String) -> WordSets {
-        var sets = WordSets()
-        let capacity = active.capacity
-        sets.any.reserve(capacity); sets.title.reserve(capacity); sets.titleOrAuthor.reserve(capacity)
-        sets.exact.reserve(capacity); sets.whole.reserve(capacity)
-        let bytes = Array(word.utf8)
-        scan(prefix: bytes, into: &sets, exact: true)
-        if let whole = lexemeIDs[word] {
-            for entry in postings[Int(whole)] { sets.whole.insert(Int(entry >> 3)) }
-        }
-        for alternative in typos.alternatives(for: word) {
-            scan(prefix: Array(alternative.utf8), into: &sets, exact: false)
-        }
-        return sets
-    }
-
-    private func scan(prefix: [UInt8], into sets: inout WordSets, exact: Bool) {
-        var a = 0, b = sortedLexemes.count
-        while a < b {
-            let m = (a + b) / 2
-            if lexemeBytes[Int(sortedLexemes[m])].lexicographicallyPrecedes(prefix) { a = m + 1 } else { b = m }
-        }
-        var i = a
-        while i < sortedLexemes.count {
-            let lexeme = Int(sortedLexemes[i])
-            guard lexemeBytes[lexeme].starts(with: prefix) else { break }
-            for entry in postings[lexeme] {
-                let id = Int(entry >> 3)
-                sets.any.insert(id)
-                if entry & 1 != 0 { sets.title.insert(id) }
-                if entry & 3 != 0 { sets.titleOrAuthor.insert(id) }
-                if exact { sets.exact.insert(id) }
-            }
-            i += 1
-        }
-    }
-
-    public func answer(_ parameters: CatalogParameters) -> Answer {
-        let words = parameters.words.map(wordSets)
-        var base = active
-        for word in words { base.formIntersection(word.any) }
-        // The filters, each also left out once for its own facet.
-        var noCategory = base, noAge = base
-        var categorySet: Bitset?
-        if let category = parameters.category {
-            if category.unicodeScalars.contains("\u{0}") { categorySet = Bitset() }
-            else { categorySet = categoryID(for: category).flatMap { byCategory[$0] } ?? Bitset() }
-        }
-        if let publisher = parameters.publisher {
-            let set = byPublisher[publisher] ?? Bitset()
-            noCategory.formIntersection(set); noAge.formIntersection(set)
-        }
-        if let age = parameters.age { noCategory.formIntersection(byAge[age]) }
-        if let categorySet { noAge.formIntersection(categorySet) }
-        var matches = noAge
-        if let age = parameters.age { matches.formIntersection(byAge[age]) }
-
-        let total = matches.count
-        let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map(noCategory.intersectionCount) ?? 0) }
-        let ageBandCounts = Self.ageBands.map { noAge.intersectionCount(byAge[$0.age]) }
-        let page = parameters.page
-        var ids: [Int] = []
-        if page.offset < total {
-            switch parameters.sort {
-            case .relevance where !words.isEmpty: ids = relevancePage(matches, total: total, words: words, page: page)
-            case .newest: ids = orderedPage(matches, total: total, order: newestOrder, page: page, by: lessNewest)
-            default: ids = orderedPage(matches, total: total, order: titleOrder, page: page, by: lessTitle)
-            }
-        }
-        return Answer(total: total, ids: ids, categoryCounts: categoryCounts, ageBandCounts: ageBandCounts)
-    }
-
-    /// A page in a stored order: few matches are sorted directly; many are found by walking the order.
-    private func orderedPage(_ matches: Bitset, total: Int, order: [Int32], page: PageRequest, by less: (Int, Int) -> Bool) -> [Int] {
-        let end = min(page.offset + page.perPage, total)
-        if total <= 512 {
-            return Array(matches.members.sorted(by: less)[page.offset..<end])
-        }
-        var result: [Int] = []
-        result.reserveCapacity(end - page.offset)
-        var seen = 0
-        for id in order {
-            guard matches.contains(Int(id)) else { continue }
-            if seen >= page.offset { result.append(Int(id)) }
-            seen += 1
-            if seen == end { break }
-        }
+        result.append(contentsOf: a[i...])
+        result.append(contentsOf: b[j...])
         return result
     }
 
-    /// Relevance: tier (all words in titles 4, in titles or authors 2, all without a typo 1)
-    /// descending, then the number of words found as whole words descending, then id.
-    private func relevancePage(_ matches: Bitset, total: Int, words: [WordSets], page: PageRequest) -> [Int] {
-        var inTitle = matches, inTitleOrAuthor = matches, exact = matches
-        for word in words {
-            inTitle.formIntersection(word.title)
-            inTitleOrAuthor.formIntersection(word.titleOrAuthor)
-            exact.formIntersection(word.exact)
+    // MARK: - Book objects
+
+    /// Whether a rights window covers `now` (starts_at ≤ now < ends_at, or no end).
+    func rightsAvailable(_ id: Int, at now: Int64) -> Bool {
+        let windows = rights[id]
+        var i = windows.startIndex
+        while i < windows.endIndex {
+            if windows[i] <= now && now < windows[i + 1] { return true }
+            i += 2
         }
-        let n = words.count
-        func key(_ id: Int) -> Int {
-            let tier = (inTitle.contains(id) ? 4 : 0) + (inTitleOrAuthor.contains(id) ? 2 : 0) + (exact.contains(id) ? 1 : 0)
-            var score = 0
-            for word in words where word.whole.contains(id) { score += 1 }
-            return tier * (n + 1) + score
-        }
-        // Counting sort by key, descending; ids stay in increasing order within a key.
-        var buckets = [[Int]](repeating: [], count: 8 * (n + 1))
-        matches.forEach { id in buckets[key(id)].append(id); return true }
-        var result: [Int] = []
-        var skip = page.offset
-        for bucket in buckets.reversed() where !bucket.isEmpty {
-            if skip >= bucket.count { skip -= bucket.count; continue }
-            let take = bucket[skip..<min(bucket.count, skip + page.perPage - result.count)]
-            result.append(contentsOf: take)
-            skip = 0
-            if result.count == page.perPage { break }
-        }
-        return result
+        return false
     }
 
     /// The book objects of `ids` as a JSON array's elements, rights evaluated at `now`.
     public func render(_ ids: [Int], at now: Int64, into out: inout [UInt8]) {
         for (i, id) in ids.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            books[id]?.render(at: now, into: &out)
+            render(id, at: now, into: &out)
         }
     }
 
     public func render(_ id: Int, at now: Int64) -> [UInt8]? {
-        guard let stored = books[id] else { return nil }
+        guard active.contains(id) else { return nil }
         var out: [UInt8] = []
-        stored.render(at: now, into: &out)
+        render(id, at: now, into: &out)
         return out
+    }
+
+    private func render(_ id: Int, at now: Int64, into out: inout [UInt8]) {
+        let range = json.range(id)
+        let split = range.lowerBound + Int(rightsOffset[id])
+        out.append(contentsOf: json.storage[range.lowerBound..<split])
+        out.append(contentsOf: rightsAvailable(id, at: now) ? "true".utf8 : "false".utf8)
+        out.append(contentsOf: json.storage[split..<range.upperBound])
     }
 }

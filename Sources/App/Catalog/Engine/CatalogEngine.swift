@@ -1,4 +1,7 @@
 import Core
+#if canImport(Glibc)
+import Glibc
+#endif
 import FluentKit
 import Foundation
 import NIOConcurrencyHelpers
@@ -40,6 +43,7 @@ final class CatalogEngine: @unchecked Sendable {
                 index = fresh
                 version = builtVersion
             }
+            Self.returnFreedMemory()
             status.withLockedValue { $0 = .ready }
             logger.info("catalog engine built", metadata: ["books": .stringConvertible(fresh.count), "version": .stringConvertible(builtVersion),
                                                            "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started)))])
@@ -105,8 +109,7 @@ final class CatalogEngine: @unchecked Sendable {
             let present = Set(loaded.map(\.id))
             self.lock.writing {
                 if namesChanged { self.index.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) }) }
-                for id in list where !present.contains(id) { self.index.remove(id) }
-                for book in loaded { self.index.upsert(book) }
+                self.index.apply(loaded, removing: list.filter { !present.contains($0) })
                 self.version = max(self.version, to)
             }
             return false
@@ -140,6 +143,18 @@ final class CatalogEngine: @unchecked Sendable {
             guard let json = index.render(id, at: micros) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }
+    }
+
+    /// Gives the build's transient allocations (rows, strings, the replaced index) back to the
+    /// system, so resident memory is what the index holds.
+    private static func returnFreedMemory() {
+        #if canImport(Glibc)
+        // glibc's malloc_trim (not in the Glibc module's headers)
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
     }
 
     private func withConnection<T>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
@@ -187,7 +202,28 @@ struct FacetsDTO: Content, Equatable {
         ageBands = zip(CatalogIndex.ageBands, answer.ageBandCounts).map { AgeBand(band: $0.0.label, age: $0.0.age, count: $0.1) }
     }
 
-    var json: [UInt8] { (try? App.encode(self)).map { Array($0.readableBytesView) } ?? Array("null".utf8) }
+    /// The same bytes the app's encoder writes (sorted keys), without it: this is on every engine answer.
+    var json: [UInt8] {
+        var json = JSONWriter()
+        json.raw("{\"age_bands\":[")
+        for (i, band) in ageBands.enumerated() {
+            if i > 0 { json.raw(",") }
+            json.raw("{\"age\":"); json.int(band.age)
+            json.raw(",\"band\":"); json.string(band.band)
+            json.raw(",\"count\":"); json.int(band.count)
+            json.raw("}")
+        }
+        json.raw("],\"categories\":[")
+        for (i, category) in categories.enumerated() {
+            if i > 0 { json.raw(",") }
+            json.raw("{\"count\":"); json.int(category.count)
+            json.raw(",\"id\":"); json.int(category.id)
+            json.raw(",\"slug\":"); json.string(category.slug)
+            json.raw("}")
+        }
+        json.raw("]}")
+        return json.bytes
+    }
 }
 
 extension Application {

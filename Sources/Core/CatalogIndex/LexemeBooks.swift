@@ -1,0 +1,128 @@
+/// The books one lexeme occurs in, with the fields it occurs in. A rare lexeme is a sorted list of
+/// `id << 3 | weight bits`; a common one (in more than a sixteenth of the id range) is three
+/// bitsets — title, author, description — which at that density are no bigger than the list and
+/// are searched with word-wise ORs instead of one step per book.
+struct LexemeBooks: Sendable {
+    struct Dense: Sendable {
+        var title = Bitset(), author = Bitset(), description = Bitset()
+    }
+
+    private(set) var list: [UInt32] = []
+    private(set) var dense: Dense?
+    private(set) var count = 0
+    /// Entries were appended out of order or removals are pending a `filter`.
+    private var unsorted = false
+
+    /// The density past which a list becomes bitsets.
+    static func denseThreshold(capacity: Int) -> Int { max(4096, capacity / 16) }
+
+    /// Adds a book; `append` leaves the list unsorted until `finish` (bulk and batch changes).
+    mutating func add(_ id: Int, weights: UInt8, append: Bool) {
+        count += 1
+        if dense != nil {
+            if weights & CatalogBook.title != 0 { dense!.title.insert(id) }
+            if weights & CatalogBook.author != 0 { dense!.author.insert(id) }
+            if weights & CatalogBook.description != 0 { dense!.description.insert(id) }
+            return
+        }
+        let entry = UInt32(id) << 3 | UInt32(weights & 7)
+        if append {
+            if let last = list.last, last > entry { unsorted = true }
+            list.append(entry)
+        } else {
+            list.insert(entry, at: Self.lowerBound(list, UInt32(id) << 3))
+        }
+    }
+
+    /// Removes a book; `deferred` leaves a list entry for `filter` (batch changes).
+    mutating func remove(_ id: Int, deferred: Bool) {
+        count -= 1
+        if dense != nil {
+            dense!.title.remove(id); dense!.author.remove(id); dense!.description.remove(id)
+            return
+        }
+        if deferred { unsorted = true; return }
+        let at = Self.lowerBound(list, UInt32(id) << 3)
+        if at < list.count && list[at] >> 3 == UInt32(id) { list.remove(at: at) }
+    }
+
+    /// Drops the list entries of `removed` (before the batch's books are added back).
+    mutating func filter(removed: Bitset) {
+        guard dense == nil, unsorted else { return }
+        list.removeAll { removed.contains(Int($0 >> 3)) }
+        unsorted = false
+    }
+
+    /// Sorts what was appended and turns a list past the threshold into bitsets.
+    mutating func finish(capacity: Int) {
+        if unsorted { list.sort(); unsorted = false }
+        guard dense == nil, count > Self.denseThreshold(capacity: capacity) else { return }
+        var sets = Dense()
+        sets.title.reserve(capacity); sets.author.reserve(capacity); sets.description.reserve(capacity)
+        for entry in list {
+            let id = Int(entry >> 3)
+            if entry & 1 != 0 { sets.title.insert(id) }
+            if entry & 2 != 0 { sets.author.insert(id) }
+            if entry & 4 != 0 { sets.description.insert(id) }
+        }
+        dense = sets
+        list = []
+    }
+
+    /// ORs the books into a word-set buffer of four `words`-long sets: any field, title, title or
+    /// author, and (when `exact`) the exact set.
+    func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, words: Int, exact: Bool) {
+        if let dense {
+            dense.title.words.withUnsafeBufferPointer { t in
+                dense.author.words.withUnsafeBufferPointer { a in
+                    dense.description.words.withUnsafeBufferPointer { d in
+                        for w in 0..<words {
+                            let title = w < t.count ? t[w] : 0
+                            let titleOrAuthor = title | (w < a.count ? a[w] : 0)
+                            let any = titleOrAuthor | (w < d.count ? d[w] : 0)
+                            sets[w] |= any
+                            sets[words + w] |= title
+                            sets[2 * words + w] |= titleOrAuthor
+                            if exact { sets[3 * words + w] |= any }
+                        }
+                    }
+                }
+            }
+            return
+        }
+        list.withUnsafeBufferPointer { entries in
+            for entry in entries {
+                let id = Int(entry >> 3)
+                let w = id >> 6
+                let bit = UInt64(1) << UInt64(id & 63)
+                guard w < words else { continue }
+                sets[w] |= bit
+                if entry & 1 != 0 { sets[words + w] |= bit }
+                if entry & 3 != 0 { sets[2 * words + w] |= bit }
+                if exact { sets[3 * words + w] |= bit }
+            }
+        }
+    }
+
+    /// Every book of the lexeme, whatever the field.
+    func all(capacity: Int) -> Bitset {
+        if let dense {
+            var set = dense.title
+            set.formUnion(dense.author)
+            set.formUnion(dense.description)
+            return set
+        }
+        var set = Bitset(capacity: capacity)
+        for entry in list { set.insert(Int(entry >> 3)) }
+        return set
+    }
+
+    private static func lowerBound(_ list: [UInt32], _ value: UInt32) -> Int {
+        var a = 0, b = list.count
+        while a < b {
+            let m = (a + b) / 2
+            if list[m] < value { a = m + 1 } else { b = m }
+        }
+        return a
+    }
+}
