@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 @testable import App
 import Core
 import Foundation
@@ -167,6 +168,44 @@ struct CatalogEngineTests {
             #expect(facetTotal?.isEmpty == false)
             #expect(try await app.get("/api/v1/catalog/books/\(first)", token: parent.token).status == .notFound)
             #expect(app.catalogEngine.bookCount == all - 1)
+        }
+    }
+
+    @Test("a stream of commits under concurrent requests: every request finishes and sees every commit made before it was sent")
+    func catchUpUnderCommits() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let book = try await app.makeBook("v0")
+            try await app.catalogEngine.build(on: app.db)
+            let committed = NIOLockedValueBox(0)
+            let writer = Task {
+                for i in 1...40 {
+                    try await app.sql.raw("UPDATE books SET title = \(bind: "v\(i)") WHERE id = \(bind: book)").run()
+                    committed.withLockedValue { $0 = i }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            // Readers whose versions race ahead of a catch-up in flight (a finished catch-up once
+            // kept them spinning on the updater, and every later request queued behind them).
+            let stale = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        var stale = 0, done = false
+                        while !done {
+                            done = committed.withLockedValue { $0 == 40 }
+                            let floor = committed.withLockedValue { $0 }
+                            let response = try await app.get("/api/v1/catalog/books/\(book)", token: parent.token)
+                            let title = (try response.json["data"] as? [String: Any])?["title"] as? String ?? ""
+                            if (Int(title.dropFirst()) ?? -1) < floor { stale += 1 }
+                        }
+                        return stale
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            try await writer.value
+            #expect(stale == 0)
+            #expect(app.catalogEngine.currentVersion >= 40)
         }
     }
 

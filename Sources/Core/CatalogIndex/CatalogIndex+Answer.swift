@@ -7,6 +7,10 @@ extension CatalogIndex {
         /// Per age band of the picker: matches if that band's age were the filter.
         public var ageBandCounts: [Int]
 
+        public init(total: Int, ids: [Int], categoryCounts: [(id: Int, count: Int)], ageBandCounts: [Int]) {
+            self.total = total; self.ids = ids; self.categoryCounts = categoryCounts; self.ageBandCounts = ageBandCounts
+        }
+
         public static func == (a: Answer, b: Answer) -> Bool {
             a.total == b.total && a.ids == b.ids && a.ageBandCounts == b.ageBandCounts
                 && a.categoryCounts.map(\.id) == b.categoryCounts.map(\.id) && a.categoryCounts.map(\.count) == b.categoryCounts.map(\.count)
@@ -122,51 +126,57 @@ extension CatalogIndex {
     /// Relevance: tier (all words in titles 4, in titles or authors 2, all without a typo 1)
     /// descending, then the number of words found as whole words descending, then id.
     ///
-    /// Computed 64 books at a time with word-wise masks: one pass counts every (tier, score)
-    /// key, then only the keys the page falls in are walked — no per-book sort at any size.
+    /// Computed 64 books at a time with word-wise masks: one pass counts the books of every
+    /// (tier, score) key, then only the keys the page falls in are walked, in id order, stopping
+    /// when the page is full — no per-book sort at any size.
     private func relevancePage(_ matches: Bitset, total: Int, words: [WordSets], page: PageRequest) -> [Int] {
-        var inTitle = matches, inTitleOrAuthor = matches, exact = matches
-        for word in words {
-            inTitle.formIntersection(word.title)
-            inTitleOrAuthor.formIntersection(word.titleOrAuthor)
-            exact.formIntersection(word.exact)
-        }
         let n = words.count
-        let keys = 8 * (n + 1)
-        // bit-sliced score: equal[s] = the block's books with exactly s whole-word matches
+        let titles = words.map(\.title.words), titlesOrAuthors = words.map(\.titleOrAuthor.words)
+        let exacts = words.map(\.exact.words), wholes = words.map(\.whole.words)
+        // A title match is also a title-or-author match, so tiers 4 and 5 never occur.
+        let tiers = [7, 6, 3, 2, 1, 0]
         var equal = [UInt64](repeating: 0, count: n + 1)
-        /// Per key (tier * (n + 1) + score), the members of block `w`.
-        func masks(_ w: Int, into out: inout [UInt64]) {
+        /// Block `w`'s books of each tier (in `tiers` order) → `out`; whole-word counts → `equal`.
+        func masks(_ w: Int, _ out: inout [UInt64]) {
             let m = matches.words[w]
-            let t4 = inTitle.words[w], t2 = inTitleOrAuthor.words[w], t1 = exact.words[w]
+            var t4 = m, t2 = m, t1 = m
+            for i in 0..<n {
+                t4 &= w < titles[i].count ? titles[i][w] : 0
+                t2 &= w < titlesOrAuthors[i].count ? titlesOrAuthors[i][w] : 0
+                t1 &= w < exacts[i].count ? exacts[i][w] : 0
+            }
+            out[0] = t4 & t1; out[1] = t4 & ~t1; out[2] = t2 & ~t4 & t1; out[3] = t2 & ~t4 & ~t1
+            out[4] = ~t2 & t1 & m; out[5] = ~t2 & ~t1 & m
             for s in 1...n { equal[s] = 0 }
             equal[0] = m
-            for word in words {
-                let h = w < word.whole.words.count ? word.whole.words[w] : 0
+            for whole in wholes {
+                let h = w < whole.count ? whole[w] : 0
                 var s = n
                 while s > 0 { equal[s] = (equal[s] & ~h) | (equal[s - 1] & h); s -= 1 }
                 equal[0] &= ~h
             }
-            for tier in 0..<8 {
-                let tierMask = m & (tier & 4 != 0 ? t4 : ~t4) & (tier & 2 != 0 ? t2 : ~t2) & (tier & 1 != 0 ? t1 : ~t1)
-                for score in 0...n { out[tier * (n + 1) + score] = tierMask & equal[score] }
-            }
         }
-        var counts = [Int](repeating: 0, count: keys)
-        var block = [UInt64](repeating: 0, count: keys)
-        for w in 0..<matches.words.count where matches.words[w] != 0 {
-            masks(w, into: &block)
-            for k in 0..<keys { counts[k] &+= block[k].nonzeroBitCount }
+        let blocks = matches.words.indices.filter { matches.words[$0] != 0 }
+        var tierBits = [UInt64](repeating: 0, count: tiers.count)
+        var counts = [Int](repeating: 0, count: tiers.count * (n + 1))   // tier index * (n + 1) + (n - score)
+        for w in blocks {
+            masks(w, &tierBits)
+            for t in 0..<tiers.count where tierBits[t] != 0 {
+                for s in 0...n { counts[t * (n + 1) + n - s] &+= (tierBits[t] & equal[s]).nonzeroBitCount }
+            }
         }
         var result: [Int] = []
         result.reserveCapacity(page.perPage)
         var skip = page.offset
-        for key in stride(from: keys - 1, through: 0, by: -1) where counts[key] > 0 {
+        for key in counts.indices where counts[key] > 0 {
             if skip >= counts[key] { skip -= counts[key]; continue }
-            for w in 0..<matches.words.count where matches.words[w] != 0 {
-                masks(w, into: &block)
-                var bits = block[key]
-                if skip >= bits.nonzeroBitCount { skip -= bits.nonzeroBitCount; continue }
+            let t = key / (n + 1), score = n - key % (n + 1)
+            for w in blocks {
+                masks(w, &tierBits)
+                var bits = tierBits[t] & equal[score]
+                guard bits != 0 else { continue }
+                let found = bits.nonzeroBitCount
+                if skip >= found { skip -= found; continue }
                 while bits != 0 {
                     let bit = bits.trailingZeroBitCount
                     bits &= bits &- 1
@@ -175,6 +185,7 @@ extension CatalogIndex {
                     if result.count == page.perPage { return result }
                 }
             }
+            skip = 0
         }
         return result
     }
