@@ -43,11 +43,12 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware.use(SecurityHeadersMiddleware())
     app.middleware.use(RouteLoggingMiddleware(logLevel: .info))
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
-    app.middleware.use(FileMiddleware(publicDirectory: app.directory.publicDirectory))
+    app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
 
     // Shared state is created here, before requests run concurrently.
     _ = app.queryCounter
     _ = app.catalogCache
+    _ = app.verifiedTokens
 
     try routes(app)
     app.lifecycle.use(CatalogEngineStarter())

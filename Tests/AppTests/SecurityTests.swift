@@ -274,6 +274,29 @@ struct SecurityTests {
         }
     }
 
+    @Test("a token verified once is still re-checked: it expires on time, and a copy with another signature is a 401")
+    func verifiedTokenCache() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let shortLived = try await app.jwt.keys.sign(ParentToken(
+                sub: .init(value: String(parent.id)), exp: .init(value: Date().addingTimeInterval(2)),
+                iat: .init(value: Date()), aud: .init(value: [ParentToken.audience])))
+            // Verified and remembered.
+            #expect(try await app.get("/api/v1/catalog/books", token: shortLived).status == .ok)
+            #expect(try await app.get("/api/v1/children", token: shortLived).status == .ok)
+            // The same header and claims with the signature's first character changed.
+            let parts = shortLived.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let signature = parts[2]
+            let tampered: String = parts[0] + "." + parts[1] + "." + (signature.first == "A" ? "B" : "A") + String(signature.dropFirst())
+            #expect(try await app.get("/api/v1/catalog/books", token: tampered).status == .unauthorized)
+            try await Task.sleep(for: .milliseconds(2_600))
+            let expired = try await app.get("/api/v1/catalog/books", token: shortLived)
+            #expect(expired.status == .unauthorized)
+            #expect(try expired.json["code"] as? String == "unauthorized")
+            #expect(try await app.get("/api/v1/children", token: shortLived).status == .unauthorized)
+        }
+    }
+
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")

@@ -98,21 +98,20 @@ struct Problem: AbortError, Sendable {
 
 /// Turns every error into a response: problem+json under /api, a short page elsewhere.
 /// Replaces Vapor's ErrorMiddleware so no error escapes in another shape.
-struct ProblemErrorMiddleware: AsyncMiddleware {
+struct ProblemErrorMiddleware: Middleware {
     let environment: Environment
 
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        do {
-            return try await next.respond(to: request)
-        } catch {
+    /// Future-based, so a request that succeeds adds no hop to the task pool.
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        next.respond(to: request).flatMapError { error in
             let problem = Problem(from: error, environment: environment)
             if problem.status.code >= 500 {
                 request.logger.report(error: error)
             }
             if request.url.path.hasPrefix("/api") || request.url.path == "/healthz" {
-                return problem.response()
+                return request.eventLoop.makeSucceededFuture(problem.response())
             }
-            return await ErrorPage.response(for: problem, request: request)
+            return request.eventLoop.makeFutureWithTask { await ErrorPage.response(for: problem, request: request) }
         }
     }
 }

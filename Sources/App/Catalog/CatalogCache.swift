@@ -37,7 +37,7 @@ final class CatalogCache: Sendable {
     typealias Reading = (generation: Generation, maxTermID: Int)
     private struct Gate {
         var running = false
-        var waiting: [CheckedContinuation<Reading, any Error>] = []
+        var waiting: [EventLoopPromise<Reading>] = []
     }
     private let gate = NIOLockedValueBox(Gate())
 
@@ -47,60 +47,67 @@ final class CatalogCache: Sendable {
     /// answer, and a batch is closed before its statement is sent, so every answer was read after
     /// its request arrived — a change committed before a request arrives is always seen. Under
     /// load one statement answers many requests; alone, a request costs one statement.
-    func current(for req: Request) async throws -> Reading {
+    /// Future-based: a request waits on its own event loop, with no hop to the task pool.
+    func current(for req: Request) -> EventLoopFuture<Reading> {
+        let promise = req.eventLoop.makePromise(of: Reading.self)
+        let start = gate.withLockedValue { gate -> Bool in
+            gate.waiting.append(promise)
+            guard !gate.running else { return false }
+            gate.running = true
+            return true
+        }
         // The read serves every request of its batch, so it runs on the application's pool, not
         // on the request that happened to start it.
-        try await current(on: req.application.db.sql(counting: req.application.queryCounter))
-    }
-
-    private func current(on sql: any SQLDatabase) async throws -> Reading {
-        try await withCheckedThrowingContinuation { continuation in
-            let start = gate.withLockedValue { gate -> Bool in
-                gate.waiting.append(continuation)
-                guard !gate.running else { return false }
-                gate.running = true
-                return true
-            }
-            if start { Task { await self.readBatches(on: sql) } }
+        if start {
+            let app = req.application
+            readBatch(on: app.db.sql(counting: app.queryCounter), engineServes: app.settings.catalogEngine && app.catalogEngine.isReady)
         }
+        return promise.futureResult
     }
 
-    private func readBatches(on sql: any SQLDatabase) async {
-        while true {
-            let batch = gate.withLockedValue { gate -> [CheckedContinuation<Reading, any Error>] in
-                let batch = gate.waiting
-                gate.waiting = []
-                if batch.isEmpty { gate.running = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            do {
-                let reading = try await read(on: sql)
-                for continuation in batch { continuation.resume(returning: reading) }
-            } catch {
-                for continuation in batch { continuation.resume(throwing: error) }
-            }
+    func current(for req: Request) async throws -> Reading {
+        try await current(for: req).get()
+    }
+
+    private func readBatch(on sql: any SQLDatabase, engineServes: Bool) {
+        let batch = gate.withLockedValue { gate -> [EventLoopPromise<Reading>] in
+            let batch = gate.waiting
+            gate.waiting = []
+            if batch.isEmpty { gate.running = false }
+            return batch
+        }
+        guard !batch.isEmpty else { return }
+        read(on: sql, engineServes: engineServes).whenComplete { result in
+            for promise in batch { promise.completeWith(result) }
+            // The next batch starts from the loop, never from inside this callback's stack.
+            sql.eventLoop.execute { self.readBatch(on: sql, engineServes: engineServes) }
         }
     }
 
     /// One statement: the version, the newest vocabulary id and the next rights boundary (two
-    /// index probes on rights_windows).
-    private func read(on sql: any SQLDatabase) async throws -> Reading {
-        let row = try await sql.raw("""
+    /// index probes on rights_windows). While the catalog engine serves, only the version: the
+    /// engine evaluates rights against the clock and has its own vocabulary.
+    private func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
+        let statement: SQLQueryString = engineServes
+            ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary FROM catalog_state"
+            : """
             SELECT s.version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
                    LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
                          (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp())) AS next_boundary
               FROM catalog_state s
-            """).first()!
-        let generation = Generation(version: try row.decode(column: "version", as: Int.self),
-                                    validUntil: try row.decode(column: "next_boundary", as: Date?.self))
-        state.withLockedValue { state in
-            if state.generation != generation {
-                state.generation = generation
-                state.entries.removeAll(keepingCapacity: true)
+            """
+        return sql.raw(statement).first().flatMapThrowing { row in
+            guard let row else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
+            let generation = Generation(version: try row.decode(column: "version", as: Int.self),
+                                        validUntil: try row.decode(column: "next_boundary", as: Date?.self))
+            self.state.withLockedValue { state in
+                if state.generation != generation {
+                    state.generation = generation
+                    state.entries.removeAll(keepingCapacity: true)
+                }
             }
+            return (generation, try row.decode(column: "max_term", as: Int.self))
         }
-        return (generation, try row.decode(column: "max_term", as: Int.self))
     }
 
     func entry(_ key: String, in generation: Generation) -> Entry? {

@@ -14,32 +14,44 @@ struct CatalogController: RouteCollection {
         authed.get("books", ":id", use: book)
     }
 
+    /// Future-based: when the engine is current, the request is answered on its event loop as
+    /// soon as the version read returns; otherwise (catch-up, SQL path) it continues as a task.
     @Sendable
-    func books(req: Request) async throws -> Response {
+    func books(req: Request) throws -> EventLoopFuture<Response> {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
+        return req.application.catalogCache.current(for: req).flatMap { reading in
+            let linked = { (body: ByteBuffer, total: Int) -> Response in
+                let response = jsonResponse(body)
+                response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: total))
+                return response
+            }
+            if let engine = Self.currentEngine(req, version: reading.generation.version) {
+                let (body, total) = engine.page(parameters, now: Date())
+                return req.eventLoop.makeSucceededFuture(linked(body, total))
+            }
+            return req.eventLoop.makeFutureWithTask {
+                let (body, total) = try await Self.booksBody(parameters, reading: reading, req: req)
+                return linked(body, total)
+            }
+        }
+    }
+
+    /// The list body from the engine once caught up, else from the response cache or SQL.
+    private static func booksBody(_ parameters: CatalogParameters, reading: CatalogCache.Reading, req: Request) async throws -> (ByteBuffer, Int) {
+        let (generation, maxTermID) = reading
+        if let engine = try await engine(req, version: generation.version) {
+            return engine.page(parameters, now: Date())
+        }
         let cache = req.application.catalogCache
-        let (generation, maxTermID) = try await cache.current(for: req)
-        if let engine = try await Self.engine(req, version: generation.version) {
-            let (body, total) = engine.page(parameters, now: Date())
-            let response = jsonResponse(body)
-            response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: total))
-            return response
-        }
         let key = "books\u{1}" + parameters.cacheKey
-        let entry: CatalogCache.Entry
-        if let hit = cache.entry(key, in: generation) {
-            entry = hit
-        } else {
-            let result = try await Self.list(parameters, maxTermID: maxTermID, req: req)
-            let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
-                                                                      totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
-            entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
-            cache.store(entry, for: key, in: generation)
-        }
-        let response = jsonResponse(entry.body)
-        response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: entry.totalCount))
-        return response
+        if let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
+        let result = try await list(parameters, maxTermID: maxTermID, req: req)
+        let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
+                                                                  totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
+        let entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
+        cache.store(entry, for: key, in: generation)
+        return (entry.body, entry.totalCount)
     }
 
     /// The count and the page for `parameters`, the search expanded with typo alternatives.
@@ -61,9 +73,17 @@ struct CatalogController: RouteCollection {
         return (books, total, try await queries.facets(parameters, search: nil))
     }
 
+    /// The engine when it may answer without waiting: enabled, built and already at `version`.
+    static func currentEngine(_ req: Request, version: Int) -> CatalogEngine? {
+        let engine = req.application.catalogEngine
+        guard req.application.settings.catalogEngine, engine.isReady, engine.currentVersion >= version else { return nil }
+        return engine
+    }
+
     /// The engine when it may answer: enabled, built, and brought up to `version` (the catalog
     /// version this request read) — so a commit is in the very next answer on every instance.
     static func engine(_ req: Request, version: Int) async throws -> CatalogEngine? {
+        if let engine = currentEngine(req, version: version) { return engine }
         let engine = req.application.catalogEngine
         guard req.application.settings.catalogEngine, engine.isReady else { return nil }
         try await engine.catchUp(to: version, on: req.application.db)
@@ -71,20 +91,29 @@ struct CatalogController: RouteCollection {
     }
 
     @Sendable
-    func book(req: Request) async throws -> Response {
+    func book(req: Request) throws -> EventLoopFuture<Response> {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
-        let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(for: req)
-        if let engine = try await Self.engine(req, version: generation.version) {
-            guard let body = engine.book(id, now: Date()) else { throw Problem.notFound("No such book.") }
-            return jsonResponse(body)
+        return req.application.catalogCache.current(for: req).flatMap { reading in
+            if let engine = Self.currentEngine(req, version: reading.generation.version) {
+                guard let body = engine.book(id, now: Date()) else { return req.eventLoop.makeFailedFuture(Problem.notFound("No such book.")) }
+                return req.eventLoop.makeSucceededFuture(jsonResponse(body))
+            }
+            return req.eventLoop.makeFutureWithTask { jsonResponse(try await Self.bookBody(id, generation: reading.generation, req: req)) }
         }
+    }
+
+    private static func bookBody(_ id: Int, generation: CatalogCache.Generation, req: Request) async throws -> ByteBuffer {
+        if let engine = try await engine(req, version: generation.version) {
+            guard let body = engine.book(id, now: Date()) else { throw Problem.notFound("No such book.") }
+            return body
+        }
+        let cache = req.application.catalogCache
         let key = "book\u{1}\(id)"
-        if let hit = cache.entry(key, in: generation) { return jsonResponse(hit.body) }
+        if let hit = cache.entry(key, in: generation) { return hit.body }
         guard let book = try await CatalogQueries(sql: req.sql).book(id: id) else { throw Problem.notFound("No such book.") }
         let entry = CatalogCache.Entry(body: try encode(ItemDTO(data: book)), totalCount: 1, etag: nil)
         cache.store(entry, for: key, in: generation)
-        return jsonResponse(entry.body)
+        return entry.body
     }
 
     struct CategoryDTO: Content {
@@ -104,28 +133,38 @@ struct CatalogController: RouteCollection {
         }
     }
 
-    /// Public; sends an ETag and answers a matching `If-None-Match` with 304.
+    /// Public; sends an ETag and answers a matching `If-None-Match` with 304. Future-based: a
+    /// cached list is answered on the request's event loop.
     @Sendable
-    func categories(req: Request) async throws -> Response {
+    func categories(req: Request) -> EventLoopFuture<Response> {
         let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(for: req)
-        let entry: CatalogCache.Entry
-        if let hit = cache.entry("categories", in: generation) {
-            entry = hit
-        } else {
-            let rows = try await req.sql.raw("""
-                SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
-                """).all()
-            let categories = try rows.map {
-                CategoryDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
-                            slug: try $0.decode(column: "slug", as: String.self), iconName: try $0.decode(column: "icon_name", as: String?.self),
-                            displayOrder: try $0.decode(column: "display_order", as: Int.self))
+        return cache.current(for: req).flatMap { reading in
+            if let hit = cache.entry("categories", in: reading.generation) {
+                return req.eventLoop.makeSucceededFuture(Self.categoriesResponse(hit, req: req))
             }
-            let body = try encode(ItemDTO(data: categories))
-            let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
-            entry = CatalogCache.Entry(body: body, totalCount: categories.count, etag: etag)
-            cache.store(entry, for: "categories", in: generation)
+            return req.eventLoop.makeFutureWithTask {
+                Self.categoriesResponse(try await Self.loadCategories(generation: reading.generation, req: req), req: req)
+            }
         }
+    }
+
+    private static func loadCategories(generation: CatalogCache.Generation, req: Request) async throws -> CatalogCache.Entry {
+        let rows = try await req.sql.raw("""
+            SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
+            """).all()
+        let categories = try rows.map {
+            CategoryDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
+                        slug: try $0.decode(column: "slug", as: String.self), iconName: try $0.decode(column: "icon_name", as: String?.self),
+                        displayOrder: try $0.decode(column: "display_order", as: Int.self))
+        }
+        let body = try encode(ItemDTO(data: categories))
+        let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        let entry = CatalogCache.Entry(body: body, totalCount: categories.count, etag: etag)
+        req.application.catalogCache.store(entry, for: "categories", in: generation)
+        return entry
+    }
+
+    private static func categoriesResponse(_ entry: CatalogCache.Entry, req: Request) -> Response {
         let etag = entry.etag ?? ""
         if let match = req.headers.first(name: .ifNoneMatch),
            match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag }) {
