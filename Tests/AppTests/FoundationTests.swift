@@ -230,6 +230,21 @@ struct FoundationTests {
         #expect(digests.count == 2 && digests[0] == digests[1])
     }
 
+    @Test("public/ is served at its own names only: the OpenAPI document and console assets, not API paths")
+    func publicFiles() async throws {
+        try await withApp { app in
+            let document = try await app.get("/openapi.json")
+            #expect(document.status == .ok)
+            #expect(document.headers.first(name: "X-Content-Type-Options") == "nosniff")
+            #expect(try JSONSerialization.jsonObject(with: Data(document.body.readableBytesView)) is [String: Any])
+            #expect(try await app.get("/admin.css").status == .ok)
+            #expect(try await app.get("/openapi%2Ejson").status == .ok)
+            for path in ["/api/v1/openapi.json", "/nope.css", "/public/openapi.json", "/openapi.json/../admin.css"] {
+                #expect(try await app.get(path).status != .ok, "\(path)")
+            }
+        }
+    }
+
     @Test("GET /healthz answers 200 while the database answers")
     func healthy() async throws {
         try await withApp { app in
