@@ -18,7 +18,7 @@ build:
 	swift build
 
 build-release:
-	swift build -c release
+	swift build -c release $$(scripts/release-flags.sh)
 
 db-up:
 	@scripts/db.sh up && scripts/db.sh ensure storytime

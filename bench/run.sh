@@ -19,7 +19,9 @@ build=${BENCH_BUILD:-release}
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 command -v pgbench >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-contrib-15 >/dev/null; }
 scripts/db.sh up >/dev/null
-[ "${BENCH_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" >/dev/null
+flags=""
+[ "$build" = release ] && flags=$(scripts/release-flags.sh)
+[ "${BENCH_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" $flags >/dev/null
 app=.build/$build/App
 port=$(scripts/db.sh port)
 export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij

@@ -31,10 +31,6 @@ public struct Bitset: Sendable, Equatable {
         if w < words.count { words[w] &= ~(1 << UInt64(i & 63)) }
     }
 
-    public mutating func set(_ i: Int, _ value: Bool) {
-        if value { insert(i) } else { remove(i) }
-    }
-
     public var count: Int {
         words.withUnsafeBufferPointer { buffer in buffer.reduce(0) { $0 &+ $1.nonzeroBitCount } }
     }
@@ -42,37 +38,16 @@ public struct Bitset: Sendable, Equatable {
     public var isEmpty: Bool { !words.contains { $0 != 0 } }
 
     public mutating func formIntersection(_ other: Bitset) {
-        let n = Swift.min(words.count, other.words.count)
-        words.withUnsafeMutableBufferPointer { a in
-            other.words.withUnsafeBufferPointer { b in
-                for i in 0..<n { a[i] &= b[i] }
-                for i in n..<a.count { a[i] = 0 }
-            }
-        }
+        other.words.withUnsafeBufferPointer { formIntersection($0) }
     }
 
-    public mutating func formUnion(_ other: Bitset) {
-        reserve(other.capacity)
+    /// Intersection with a set given as its words (missing words are empty).
+    public mutating func formIntersection(_ other: UnsafeBufferPointer<UInt64>) {
+        let n = Swift.min(words.count, other.count)
         words.withUnsafeMutableBufferPointer { a in
-            other.words.withUnsafeBufferPointer { b in
-                for i in 0..<b.count { a[i] |= b[i] }
-            }
+            for i in 0..<n { a[i] &= other[i] }
+            for i in n..<a.count { a[i] = 0 }
         }
-    }
-
-    public mutating func subtract(_ other: Bitset) {
-        let n = Swift.min(words.count, other.words.count)
-        words.withUnsafeMutableBufferPointer { a in
-            other.words.withUnsafeBufferPointer { b in
-                for i in 0..<n { a[i] &= ~b[i] }
-            }
-        }
-    }
-
-    public func intersection(_ other: Bitset) -> Bitset {
-        var copy = self
-        copy.formIntersection(other)
-        return copy
     }
 
     /// |self ∩ other| without building it.

@@ -17,30 +17,44 @@ extension CatalogIndex {
         }
     }
 
-    /// The sets of one search word: where it matches (with its typo alternatives) anywhere, in a
-    /// title, in a title or author; where it matches without a typo; where it is a whole word.
+    /// The sets of the search words, in one buffer: per word, five sets of `width` 64-bit words
+    /// each — where it matches (with its typo alternatives) in any field, in a title, in a title
+    /// or author, without a typo, and as a whole word.
     struct WordSets {
-        var any: Bitset, title: Bitset, titleOrAuthor: Bitset, exact: Bitset, whole: Bitset
+        enum Kind: Int, CaseIterable { case any, title, titleOrAuthor, exact, whole }
+        /// Search words.
+        let count: Int
+        /// 64-bit words per set.
+        let width: Int
+        var buffer: [UInt64]
+
+        /// Where word `word`'s set `kind` starts in `buffer`.
+        func offset(_ word: Int, _ kind: Kind) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
     }
 
-    func wordSets(_ word: String) -> WordSets {
-        let words = active.words.count
-        // any, title, title or author, exact: one buffer the lexemes OR into.
-        var buffer = [UInt64](repeating: 0, count: 4 * words)
-        buffer.withUnsafeMutableBufferPointer { sets in
-            scan(prefix: Array(word.utf8), into: sets, words: words, exact: true)
-            for alternative in typos.alternatives(for: word) {
-                scan(prefix: Array(alternative.utf8), into: sets, words: words, exact: false)
+    func wordSets(_ terms: [String]) -> WordSets {
+        let width = active.words.count, kinds = WordSets.Kind.allCases.count
+        let layout = WordSets(count: terms.count, width: width, buffer: [])
+        var storage = [UInt64](repeating: 0, count: terms.count * kinds * width)
+        storage.withUnsafeMutableBufferPointer { buffer in
+            for (i, term) in terms.enumerated() {
+                // any, title, title or author, exact: the lexemes OR into these four.
+                let four = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .any)..<layout.offset(i, .whole)])
+                scan(prefix: Array(term.utf8), into: four, width: width, exact: true)
+                for alternative in typos.alternatives(for: term) {
+                    scan(prefix: Array(alternative.utf8), into: four, width: width, exact: false)
+                }
+                if let lexeme = lexemeID(term) {
+                    let whole = layout.offset(i, .whole)
+                    lexemes[Int(lexeme)].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]))
+                }
             }
         }
-        let whole = lexemeID(word).map { lexemes[Int($0)].all(capacity: active.capacity) } ?? Bitset()
-        return WordSets(any: Bitset(words: Array(buffer[0..<words])), title: Bitset(words: Array(buffer[words..<2 * words])),
-                        titleOrAuthor: Bitset(words: Array(buffer[2 * words..<3 * words])),
-                        exact: Bitset(words: Array(buffer[3 * words..<4 * words])), whole: whole)
+        return WordSets(count: terms.count, width: width, buffer: storage)
     }
 
     /// ORs in every lexeme starting with `prefix` (one range of the sorted lexemes).
-    private func scan(prefix: [UInt8], into sets: UnsafeMutableBufferPointer<UInt64>, words: Int, exact: Bool) {
+    private func scan(prefix: [UInt8], into sets: UnsafeMutableBufferPointer<UInt64>, width: Int, exact: Bool) {
         var a = 0, b = sortedLexemes.count
         while a < b {
             let m = (a + b) / 2
@@ -50,15 +64,20 @@ extension CatalogIndex {
         while i < sortedLexemes.count {
             let lexeme = Int(sortedLexemes[i])
             guard lexemeBytes[lexeme].starts(with: prefix) else { break }
-            lexemes[lexeme].accumulate(into: sets, words: words, exact: exact)
+            lexemes[lexeme].accumulate(into: sets, words: width, exact: exact)
             i += 1
         }
     }
 
     public func answer(_ parameters: CatalogParameters) -> Answer {
-        let words = parameters.words.map(wordSets)
+        let sets = wordSets(parameters.words)
         var base = active
-        for word in words { base.formIntersection(word.any) }
+        sets.buffer.withUnsafeBufferPointer { buffer in
+            for i in 0..<sets.count {
+                let any = sets.offset(i, .any)
+                base.formIntersection(UnsafeBufferPointer(rebasing: buffer[any..<any + sets.width]))
+            }
+        }
         // The filters, each also left out once for its own facet.
         var noCategory = base, noAge = base
         var categorySet: Bitset?
@@ -82,7 +101,7 @@ extension CatalogIndex {
         var ids: [Int] = []
         if page.offset < total {
             switch parameters.sort {
-            case .relevance where !words.isEmpty: ids = relevancePage(matches, total: total, words: words, page: page)
+            case .relevance where sets.count > 0: ids = relevancePage(matches, sets: sets, page: page)
             case .newest: ids = orderedPage(matches, total: total, order: newestOrder, page: page, by: lessNewest)
             default: ids = orderedPage(matches, total: total, order: titleOrder, page: page, by: lessTitle)
             }
@@ -129,34 +148,42 @@ extension CatalogIndex {
     /// Computed 64 books at a time with word-wise masks: one pass counts the books of every
     /// (tier, score) key, then only the keys the page falls in are walked, in id order, stopping
     /// when the page is full — no per-book sort at any size.
-    private func relevancePage(_ matches: Bitset, total: Int, words: [WordSets], page: PageRequest) -> [Int] {
-        let n = words.count
-        let titles = words.map(\.title.words), titlesOrAuthors = words.map(\.titleOrAuthor.words)
-        let exacts = words.map(\.exact.words), wholes = words.map(\.whole.words)
+    private func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest) -> [Int] {
+        sets.buffer.withUnsafeBufferPointer { buffer in
+            matches.words.withUnsafeBufferPointer { matchWords in
+                relevancePage(matchWords, sets: sets, buffer: buffer, page: page)
+            }
+        }
+    }
+
+    private func relevancePage(_ matchWords: UnsafeBufferPointer<UInt64>, sets: WordSets, buffer: UnsafeBufferPointer<UInt64>, page: PageRequest) -> [Int] {
+        let n = sets.count
+        let titles = (0..<n).map { sets.offset($0, .title) }, titlesOrAuthors = (0..<n).map { sets.offset($0, .titleOrAuthor) }
+        let exacts = (0..<n).map { sets.offset($0, .exact) }, wholes = (0..<n).map { sets.offset($0, .whole) }
         // A title match is also a title-or-author match, so tiers 4 and 5 never occur.
         let tiers = [7, 6, 3, 2, 1, 0]
         var equal = [UInt64](repeating: 0, count: n + 1)
         /// Block `w`'s books of each tier (in `tiers` order) → `out`; whole-word counts → `equal`.
         func masks(_ w: Int, _ out: inout [UInt64]) {
-            let m = matches.words[w]
+            let m = matchWords[w]
             var t4 = m, t2 = m, t1 = m
             for i in 0..<n {
-                t4 &= w < titles[i].count ? titles[i][w] : 0
-                t2 &= w < titlesOrAuthors[i].count ? titlesOrAuthors[i][w] : 0
-                t1 &= w < exacts[i].count ? exacts[i][w] : 0
+                t4 &= buffer[titles[i] + w]
+                t2 &= buffer[titlesOrAuthors[i] + w]
+                t1 &= buffer[exacts[i] + w]
             }
             out[0] = t4 & t1; out[1] = t4 & ~t1; out[2] = t2 & ~t4 & t1; out[3] = t2 & ~t4 & ~t1
             out[4] = ~t2 & t1 & m; out[5] = ~t2 & ~t1 & m
             for s in 1...n { equal[s] = 0 }
             equal[0] = m
             for whole in wholes {
-                let h = w < whole.count ? whole[w] : 0
+                let h = buffer[whole + w]
                 var s = n
                 while s > 0 { equal[s] = (equal[s] & ~h) | (equal[s - 1] & h); s -= 1 }
                 equal[0] &= ~h
             }
         }
-        let blocks = matches.words.indices.filter { matches.words[$0] != 0 }
+        let blocks = (0..<min(matchWords.count, sets.width)).filter { matchWords[$0] != 0 }
         var tierBits = [UInt64](repeating: 0, count: tiers.count)
         var counts = [Int](repeating: 0, count: tiers.count * (n + 1))   // tier index * (n + 1) + (n - score)
         for w in blocks {

@@ -104,17 +104,25 @@ struct LexemeBooks: Sendable {
         }
     }
 
-    /// Every book of the lexeme, whatever the field.
-    func all(capacity: Int) -> Bitset {
+    /// ORs every book of the lexeme, whatever the field, into `set`.
+    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>) {
         if let dense {
-            var set = dense.title
-            set.formUnion(dense.author)
-            set.formUnion(dense.description)
-            return set
+            dense.title.words.withUnsafeBufferPointer { t in
+                dense.author.words.withUnsafeBufferPointer { a in
+                    dense.description.words.withUnsafeBufferPointer { d in
+                        for w in 0..<set.count {
+                            set[w] |= (w < t.count ? t[w] : 0) | (w < a.count ? a[w] : 0) | (w < d.count ? d[w] : 0)
+                        }
+                    }
+                }
+            }
+            return
         }
-        var set = Bitset(capacity: capacity)
-        for entry in list { set.insert(Int(entry >> 3)) }
-        return set
+        for entry in list {
+            let id = Int(entry >> 3)
+            guard id >> 6 < set.count else { continue }
+            set[id >> 6] |= UInt64(1) << UInt64(id & 63)
+        }
     }
 
     private static func lowerBound(_ list: [UInt32], _ value: UInt32) -> Int {
