@@ -171,6 +171,49 @@ struct CatalogEngineTests {
         }
     }
 
+    @Test("the engine's JSON writer escapes what JSON requires and copies the rest byte for byte")
+    func jsonWriter() throws {
+        let samples = ["", "plain", "quote \" and backslash \\", "line\nbreak\r\ttab", "control \u{01}\u{1F} end",
+                       "é, 你好, 🦉 and </script>", "\"\"\\\u{0}"]
+        for sample in samples {
+            var writer = JSONWriter()
+            writer.string(sample)
+            let decoded = try JSONSerialization.jsonObject(with: Data(writer.bytes), options: .fragmentsAllowed) as? String
+            #expect(decoded == sample, "\(sample.debugDescription)")
+            #expect(!writer.bytes.dropFirst().dropLast().contains { $0 < 0x20 })
+        }
+    }
+
+    @Test("the change log keeps a day: older entries are purged, and an instance behind the purge rebuilds and answers exactly")
+    func changeLogPurge() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let owl = try await app.makeBook("Owl Moon")
+            try await app.catalogEngine.build(on: app.db)
+            let built = app.catalogEngine.currentVersion
+            // Changes this instance has not caught up with, one of them old enough to purge.
+            _ = try await app.makeBook("Owl Babies")
+            try await app.sql.raw("UPDATE books SET title = 'Owl at Night' WHERE id = \(bind: owl)").run()
+            try await app.sql.raw("UPDATE catalog_changes SET created_at = now() - interval '2 days' WHERE version = \(bind: built + 1)").run()
+            let logged = try await app.sql.raw("SELECT count(*) AS n FROM catalog_changes").first()!.decode(column: "n", as: Int.self)
+            #expect(try await CatalogChangeLog.purge(on: app.sql) >= 1)
+            #expect(try await CatalogChangeLog.purge(on: app.sql) == 0)   // nothing older is left
+            let left = try await app.sql.raw("""
+                SELECT count(*) AS n, count(*) FILTER (WHERE version = \(bind: built + 1)) AS aged, count(*) FILTER (WHERE version > \(bind: built + 1)) AS newer
+                  FROM catalog_changes
+                """).first()!
+            #expect(try left.decode(column: "n", as: Int.self) < logged)
+            #expect(try left.decode(column: "aged", as: Int.self) == 0)
+            #expect(try left.decode(column: "newer", as: Int.self) > 0)   // the recent entries stay
+            let purged = try await app.sql.raw("SELECT purged_through FROM catalog_state").first()!.decode(column: "purged_through", as: Int.self)
+            #expect(purged == built + 1)
+            // The engine's version is older than the purge: it cannot follow the log, so it rebuilds.
+            let titles = try CatalogAPITests.titles(try await app.get("/api/v1/catalog/books?q=owl", token: parent.token))
+            #expect(titles == ["Owl at Night", "Owl Babies"])
+            #expect(app.catalogEngine.currentVersion > built + 1)
+        }
+    }
+
     @Test("a stream of commits under concurrent requests: every request finishes and sees every commit made before it was sent")
     func catchUpUnderCommits() async throws {
         try await withApp { app in

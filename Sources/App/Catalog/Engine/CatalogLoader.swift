@@ -28,8 +28,10 @@ enum CatalogLoader {
                    p.id, p.name, CASE WHEN v.status = 'ready' THEN v.duration_seconds END, COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), (extract(epoch FROM b.created_at) * 1000000)::int8,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   ARRAY(SELECT (extract(epoch FROM r.starts_at) * 1000000)::int8 FROM rights_windows r WHERE r.book_id = b.id ORDER BY r.id),
-                   ARRAY(SELECT COALESCE((extract(epoch FROM r.ends_at) * 1000000)::int8, -1) FROM rights_windows r WHERE r.book_id = b.id ORDER BY r.id),
+                   ARRAY(SELECT x FROM rights_windows r,
+                         LATERAL (VALUES (1, (extract(epoch FROM r.starts_at) * 1000000)::int8),
+                                         (2, COALESCE((extract(epoch FROM r.ends_at) * 1000000)::int8, -1))) AS w(k, x)
+                          WHERE r.book_id = b.id ORDER BY r.id, w.k),
                    tsvector_to_array(ts_filter(b.search_vector, '{a}')), tsvector_to_array(ts_filter(b.search_vector, '{b}')),
                    tsvector_to_array(ts_filter(b.search_vector, '{c}'))
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
@@ -47,11 +49,11 @@ enum CatalogLoader {
     }
 
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, Int64, [Int], [Int64], [Int64], [String], [String], [String])
+                     ByteBuffer, Int64, [Int], [Int64], [String], [String], [String])
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, createdAt, categoryIDs, starts, ends, lexA, lexB, lexC) = r
+             titleKey, createdAt, categoryIDs, bounds, lexA, lexB, lexC) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -82,11 +84,14 @@ enum CatalogLoader {
         json.raw(",\"status\":\"active\",\"title\":"); json.string(title)
         json.raw("}")
 
-        var weights: [String: UInt8] = [:]
+        var weights: [String: UInt8] = Dictionary(minimumCapacity: lexA.count + lexB.count + lexC.count)
         for lexeme in lexA { weights[lexeme, default: 0] |= CatalogBook.title }
         for lexeme in lexB { weights[lexeme, default: 0] |= CatalogBook.author }
         for lexeme in lexC { weights[lexeme, default: 0] |= CatalogBook.description }
-        let rights = zip(starts, ends).map { CatalogBook.RightsWindow(start: $0, end: $1 < 0 ? nil : $1) }
+        // Start and end of each window, flattened (end -1: open-ended).
+        let rights = stride(from: 0, to: bounds.count - 1, by: 2).map {
+            CatalogBook.RightsWindow(start: bounds[$0], end: bounds[$0 + 1] < 0 ? nil : bounds[$0 + 1])
+        }
         return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: createdAt, ageMin: ageMin, ageMax: ageMax,
                            publisherID: publisherID, categoryIDs: categoryIDs, lexemes: weights.map { ($0.key, $0.value) },
                            json: json.bytes, rightsOffset: rightsOffset, rights: rights)
@@ -105,19 +110,30 @@ struct JSONWriter {
 
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            // Runs without anything to escape are copied whole.
+            var start = 0
+            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i]))
+                escape(byte)
+                start = i + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+        }
     }
 }
