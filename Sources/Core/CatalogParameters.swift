@@ -29,10 +29,12 @@ public struct CatalogParameters: Sendable, Equatable {
 
     /// One key per distinct result: equal for requests that must get the same page.
     public var cacheKey: String {
-        var parts = ["w=" + words.joined(separator: " "), "s=" + sort.rawValue, "p=\(page.page)", "n=\(page.perPage)"]
+        // The free-text parts carry their length, so no input can spell another request's key.
+        let joined = words.joined(separator: " ")
+        var parts = ["w=\(joined.utf8.count):" + joined, "s=" + sort.rawValue, "p=\(page.page)", "n=\(page.perPage)"]
         if let age { parts.append("a=\(age)") }
         if let publisher { parts.append("u=\(publisher)") }
-        if let category { parts.append("c=" + category) }
+        if let category { parts.append("c=\(category.utf8.count):" + category) }
         return parts.joined(separator: "\u{1}")
     }
 

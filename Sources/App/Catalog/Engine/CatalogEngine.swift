@@ -22,6 +22,15 @@ final class CatalogEngine: @unchecked Sendable {
     private var version = -1
     private let status = NIOLockedValueBox(State.off)
     private let updater = Updater()
+    /// Answers already computed at the index's current version (exact: an answer depends only on
+    /// the index, never on the clock; rights availability is rendered per request). Popular
+    /// searches — many parents typing the same first letters — cost one computation per version.
+    private let memo = NIOLockedValueBox(AnswerMemo())
+    struct AnswerMemo {
+        static let limit = 4096
+        var version = -1
+        var answers: [String: CatalogIndex.Answer] = [:]
+    }
     let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
@@ -122,8 +131,9 @@ final class CatalogEngine: @unchecked Sendable {
     /// The list response body (`{"data": [...], "meta": {...}}`) and its total.
     func page(_ parameters: CatalogParameters, now: Date) -> (body: ByteBuffer, total: Int) {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let key = parameters.cacheKey
         return lock.reading {
-            let answer = index.answer(parameters)
+            let answer = memoized(key, version: version) { index.answer(parameters) }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
@@ -134,6 +144,23 @@ final class CatalogEngine: @unchecked Sendable {
             out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
             return (ByteBuffer(bytes: out), answer.total)
         }
+    }
+
+    /// The memo's answer for `key` at `version`, computing and keeping it when absent.
+    private func memoized(_ key: String, version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+        let known = memo.withLockedValue { $0.version == version ? $0.answers[key] : nil }
+        if let known { return known }
+        let answer = compute()
+        memo.withLockedValue { memo in
+            if memo.version != version {
+                guard version > memo.version else { return }
+                memo.version = version
+                memo.answers.removeAll(keepingCapacity: true)
+            }
+            if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
+            memo.answers[key] = answer
+        }
+        return answer
     }
 
     /// `{"data": book}` for an active book, nil otherwise.
