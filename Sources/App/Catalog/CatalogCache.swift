@@ -60,7 +60,7 @@ final class CatalogCache: Sendable {
         // on the request that happened to start it.
         if start {
             let app = req.application
-            readBatch(on: app.db.sql(counting: app.queryCounter), engineServes: app.settings.catalogEngine && app.catalogEngine.isReady)
+            readBatch(on: app.db.sql(counting: app.queryCounter), engineServes: { app.settings.catalogEngine && app.catalogEngine.isReady })
         }
         return promise.futureResult
     }
@@ -69,7 +69,9 @@ final class CatalogCache: Sendable {
         try await current(for: req).get()
     }
 
-    private func readBatch(on sql: any SQLDatabase, engineServes: Bool) {
+    /// `engineServes` is asked per batch: under steady load batches follow each other without
+    /// the gate emptying, and the lighter statement applies from the first batch after the build.
+    private func readBatch(on sql: any SQLDatabase, engineServes: @escaping @Sendable () -> Bool) {
         let batch = gate.withLockedValue { gate -> [EventLoopPromise<Reading>] in
             let batch = gate.waiting
             gate.waiting = []
@@ -77,7 +79,7 @@ final class CatalogCache: Sendable {
             return batch
         }
         guard !batch.isEmpty else { return }
-        read(on: sql, engineServes: engineServes).whenComplete { result in
+        read(on: sql, engineServes: engineServes()).whenComplete { result in
             for promise in batch { promise.completeWith(result) }
             // The next batch starts from the loop, never from inside this callback's stack.
             sql.eventLoop.execute { self.readBatch(on: sql, engineServes: engineServes) }
