@@ -24,6 +24,7 @@ public struct QueryParameters: Sendable, Equatable {
     }
 
     static func decode(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return text }
         let spaced = text.replacingOccurrences(of: "+", with: " ")
         return spaced.removingPercentEncoding ?? spaced
     }
@@ -71,19 +72,23 @@ public struct QueryParameters: Sendable, Equatable {
     public static func encodeComponent(_ text: String) -> String { encode(text) }
 
     static func encode(_ text: String) -> String {
-        var allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
-        allowed.formUnion([])
-        var out = ""
+        guard !text.utf8.allSatisfy(isUnreserved) else { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            if allowed.contains(byte) { out.unicodeScalars.append(Unicode.Scalar(byte)) }
-            else { out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2) }
+            if isUnreserved(byte) { out.append(byte) }
+            else { out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]] }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
-}
 
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+    /// RFC 3986's unreserved characters: letters, digits, `-`, `.`, `_`, `~`.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 }

@@ -184,6 +184,41 @@ struct CatalogEngineTests {
         }
     }
 
+    @Test("the build's binary decoding of tsvector and timestamptz agrees with ts_filter and extract(epoch) for 300 random rows")
+    func binaryFormats() async throws {
+        try await withApp { app in
+            var random = Random(state: 20261123)
+            let words = ["owl", "moon", "l'ours", "été", "Ça", "night-time", "42", "a", "the", "über", "你好", "zebra", "owl's", "x1y2"]
+            func text() -> String {
+                (0..<random.int(0...12)).map { _ in random.pick(words) }.joined(separator: random.chance(20) ? ", " : " ")
+            }
+            for round in 0..<300 {
+                // Long texts push positions past tsvector's 16,383 cap; the fourth part has no weight (D).
+                let parts = (0..<4).map { _ in random.chance(5) ? String(repeating: text() + " ", count: 600) : text() }
+                let stamps = (0..<3).map { _ in Int64(random.int(-2_000_000_000...4_000_000_000)) * 1_000_000 + Int64(random.int(0...999_999)) }
+                let row = try await app.sql.raw("""
+                    SELECT v, tsvector_to_array(ts_filter(v, '{a}')) AS a, tsvector_to_array(ts_filter(v, '{b}')) AS b,
+                           tsvector_to_array(ts_filter(v, '{c}')) AS c, t, (extract(epoch FROM t) * 1000000)::int8 AS t_micros,
+                           ARRAY[t, NULL, u] AS ts, ARRAY[(extract(epoch FROM t) * 1000000)::int8, NULL, (extract(epoch FROM u) * 1000000)::int8] AS ts_micros
+                      FROM (SELECT setweight(to_tsvector('simple', \(bind: parts[0])), 'A') || setweight(to_tsvector('simple', \(bind: parts[1])), 'B') ||
+                                   setweight(to_tsvector('simple', \(bind: parts[2])), 'C') || to_tsvector('simple', \(bind: parts[3])) AS v,
+                                   to_timestamp(\(bind: Double(stamps[0]) / 1_000_000)) AS t, to_timestamp(\(bind: Double(stamps[1]) / 1_000_000)) AS u) x
+                    """).first()!
+                var expected: [String: UInt8] = [:]
+                for (column, field) in [("a", CatalogBook.title), ("b", CatalogBook.author), ("c", CatalogBook.description)] {
+                    for lexeme in try row.decode(column: column, as: [String].self) { expected[lexeme, default: 0] |= field }
+                }
+                let decoded = PostgresBinary.lexemes(try row.decode(column: "v", as: ByteBuffer.self))
+                #expect(Dictionary(decoded, uniquingKeysWith: { _, _ in 0 }) == expected, "round \(round): \(parts.map { $0.prefix(80) })")
+                #expect(decoded.count == expected.count, "round \(round): a lexeme listed twice")
+                #expect(PostgresBinary.microseconds(try row.decode(column: "t", as: ByteBuffer.self)) == (try row.decode(column: "t_micros", as: Int64.self)))
+                #expect(PostgresBinary.microsecondsArray(try row.decode(column: "ts", as: ByteBuffer?.self))
+                        == (try row.decode(column: "ts_micros", as: [Int64?].self)), "round \(round)")
+            }
+            #expect(PostgresBinary.microsecondsArray(nil).isEmpty)   // a book without windows
+        }
+    }
+
     @Test("the change log keeps a day: older entries are purged, and an instance behind the purge rebuilds and answers exactly")
     func changeLogPurge() async throws {
         try await withApp { app in

@@ -299,6 +299,19 @@ struct SecurityTests {
         }
     }
 
+    @Test("the bearer token is read from the Authorization header exactly as Vapor's bearerAuthorization reads it")
+    func bearerHeader() {
+        var random = CatalogEngineTests.Random(state: 7)
+        let pieces = ["Bearer", "bearer", "BEARER", "BeArEr", "Bearerx", "Basic", "Bear", "", " ", "  ", "\t", "tok.en-1_2", "é", "x y", "Bearer\u{0}"]
+        var cases = ["Bearer abc", "bearer abc", "Bearer  abc", " Bearer abc ", "Bearer", "Bearer ", "Bearer a b", "Basic abc", "BEARER é"]
+        for _ in 0..<2000 { cases.append((0..<random.int(1...4)).map { _ in random.pick(pieces) }.joined()) }
+        for value in cases {
+            let headers: HTTPHeaders = ["Authorization": value]
+            #expect(headers.bearerToken == headers.bearerAuthorization?.token, "\(value.debugDescription)")
+        }
+        #expect(HTTPHeaders().bearerToken == nil)
+    }
+
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")

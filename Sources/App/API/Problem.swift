@@ -108,7 +108,7 @@ struct ProblemErrorMiddleware: Middleware {
             if problem.status.code >= 500 {
                 request.logger.report(error: error)
             }
-            if request.url.path.hasPrefix("/api") || request.url.path == "/healthz" {
+            if request.encodedPath.hasPrefix("/api") || request.encodedPath == "/healthz" {
                 return request.eventLoop.makeSucceededFuture(problem.response())
             }
             return request.eventLoop.makeFutureWithTask { await ErrorPage.response(for: problem, request: request) }

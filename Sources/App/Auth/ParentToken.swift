@@ -48,25 +48,38 @@ struct ParentToken: JWTPayload, Authenticatable {
 /// (`VerifiedTokens`), the clock claims on every request.
 struct ParentAuthMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard let bearer = request.headers.bearerAuthorization else {
+        guard let bearer = request.headers.bearerToken else {
             return request.eventLoop.makeFailedFuture(Problem.unauthorized)
         }
         let verified = request.application.verifiedTokens
-        if let token = verified.token(bearer.token, at: Date()) {
+        if let token = verified.token(bearer, at: Date()) {
             request.auth.login(token)
             return next.respond(to: request)
         }
         return request.eventLoop.makeFutureWithTask {
-            guard ParentToken.hasExpectedHeader(bearer.token),
-                  let token = try? await request.jwt.verify(bearer.token, as: ParentToken.self),
+            guard ParentToken.hasExpectedHeader(bearer),
+                  let token = try? await request.jwt.verify(bearer, as: ParentToken.self),
                   token.parentID != nil
             else { throw Problem.unauthorized }
-            verified.remember(token, for: bearer.token)
+            verified.remember(token, for: bearer)
             return token
         }.flatMap { token in
             request.auth.login(token)
             return next.respond(to: request)
         }
+    }
+}
+
+extension HTTPHeaders {
+    /// The token of `Authorization: Bearer <token>`, by Vapor's rule (exactly two space-separated
+    /// parts, the scheme in any case), read from the bytes: `bearerAuthorization` indexes the
+    /// String character by character, a measurable share of a cached catalog request.
+    var bearerToken: String? {
+        guard let value = first(name: .authorization) else { return nil }
+        let parts = value.utf8.split(separator: UInt8(ascii: " "))
+        guard parts.count == 2, parts[0].count == 6,
+              zip(parts[0], "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        return String(Substring(parts[1]))
     }
 }
 

@@ -23,7 +23,7 @@ struct CatalogController: RouteCollection {
         return req.application.catalogCache.current(for: req).flatMap { reading in
             let linked = { (body: ByteBuffer, total: Int) -> Response in
                 let response = jsonResponse(body)
-                response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.url.path, query: query, totalCount: total))
+                response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: total))
                 return response
             }
             if let engine = Self.currentEngine(req, version: reading.generation.version) {
@@ -194,6 +194,6 @@ func paged<Item: Content>(_ items: [Item], page: PageRequest, total: Int, query:
     let dto = PageDTO(data: items, meta: .init(page: page.page, perPage: page.perPage, totalCount: total,
                                                  totalPages: page.totalPages(for: total)))
     let response = jsonResponse(try encode(dto))
-    response.headers.replaceOrAdd(name: "Link", value: page.linkHeader(path: req.url.path, query: query, totalCount: total))
+    response.headers.replaceOrAdd(name: "Link", value: page.linkHeader(path: req.encodedPath, query: query, totalCount: total))
     return response
 }

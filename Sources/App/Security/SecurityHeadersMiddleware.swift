@@ -16,7 +16,7 @@ struct SecurityHeadersMiddleware: Middleware {
     }
 
     private static func secure(_ response: Response, for request: Request) -> Response {
-        let path = request.url.path
+        let path = request.encodedPath
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         if path == "/admin" || path.hasPrefix("/admin/") {
             response.headers.replaceOrAdd(name: "Content-Security-Policy", value: consolePolicy)

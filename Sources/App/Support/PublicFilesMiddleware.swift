@@ -15,7 +15,7 @@ struct PublicFilesMiddleware: Middleware {
     }
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        let first = request.url.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
+        let first = request.encodedPath.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
         guard let first, topLevel.contains(String(first)) || topLevel.contains(String(first).removingPercentEncoding ?? "") else {
             return next.respond(to: request)
         }

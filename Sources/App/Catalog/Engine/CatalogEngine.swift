@@ -71,11 +71,11 @@ final class CatalogEngine: @unchecked Sendable {
                 builtVersion = v
             }
             let categories = try await CatalogLoader.categories(on: connection, logger: logger)
-            var fresh = CatalogIndex()
-            fresh.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) })
-            fresh.beginBulk()
-            try await CatalogLoader.books(ids: nil, categories: categories, on: connection, logger: logger) { fresh.upsert($0) }
-            fresh.endBulk()
+            var empty = CatalogIndex()
+            empty.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) })
+            let indexer = BulkIndexer(empty)
+            try await CatalogLoader.allBooks(categories: categories, on: connection, logger: logger) { await indexer.add($0) }
+            let fresh = await indexer.finish()
             _ = try await connection.query("COMMIT", logger: logger)
             return (fresh, builtVersion)
         } catch {
@@ -110,11 +110,8 @@ final class CatalogEngine: @unchecked Sendable {
             if everything || purged > from { return true }
             guard to > from else { return false }
             let categories = try await CatalogLoader.categories(on: connection, logger: self.logger)
-            var loaded: [CatalogBook] = []
             let list = Array(ids)
-            if !list.isEmpty {
-                try await CatalogLoader.books(ids: list, categories: categories, on: connection, logger: self.logger) { loaded.append($0) }
-            }
+            let loaded = list.isEmpty ? [] : try await CatalogLoader.books(ids: list, categories: categories, on: connection, logger: self.logger)
             let present = Set(loaded.map(\.id))
             self.lock.writing {
                 if namesChanged { self.index.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) }) }

@@ -19,41 +19,74 @@ enum CatalogLoader {
         return result
     }
 
-    /// Active books, all of them (`ids` nil, in id order) or those of `ids`.
-    static func books(ids: [Int]?, categories: [CategoryInfo], on connection: PostgresConnection, logger: Logger,
-                      _ body: (CatalogBook) throws -> Void) async throws {
-        let byID = Dictionary(categories.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        var query: PostgresQuery = """
-            SELECT b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url,
-                   p.id, p.name, CASE WHEN v.status = 'ready' THEN v.duration_seconds END, COALESCE(v.has_captions, false),
-                   convert_to(lower(b.title), 'UTF8'), (extract(epoch FROM b.created_at) * 1000000)::int8,
-                   ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   ARRAY(SELECT x FROM rights_windows r,
-                         LATERAL (VALUES (1, (extract(epoch FROM r.starts_at) * 1000000)::int8),
-                                         (2, COALESCE((extract(epoch FROM r.ends_at) * 1000000)::int8, -1))) AS w(k, x)
-                          WHERE r.book_id = b.id ORDER BY r.id, w.k),
-                   tsvector_to_array(ts_filter(b.search_vector, '{a}')), tsvector_to_array(ts_filter(b.search_vector, '{b}')),
-                   tsvector_to_array(ts_filter(b.search_vector, '{c}'))
-              FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
-             WHERE b.status = 'active'
-            """
-        if let ids {
-            query = "\(unescaped: query.sql) AND b.id = ANY(\(ids))"
-        } else {
-            query = "\(unescaped: query.sql) ORDER BY b.id"
+    /// The active books of `ids` (a change), in no particular order.
+    static func books(ids: [Int], categories: [CategoryInfo], on connection: PostgresConnection, logger: Logger) async throws -> [CatalogBook] {
+        let byID = categoriesByID(categories)
+        var books: [CatalogBook] = []
+        for try await row in try await connection.query(query(ids: ids), logger: logger) {
+            books.append(makeBook(try row.decode(Row.self), categories: byID))
         }
-        let rows = try await connection.query(query, logger: logger)
-        for try await row in rows {
-            try body(makeBook(try row.decode(Row.self), categories: byID))
-        }
+        return books
     }
 
+    /// Every active book in id order, in batches. Decoding a row costs more than indexing the
+    /// book, so rows are handed in batches to tasks that decode them (two at a time, beside the
+    /// caller's indexing), and the batches come back in order.
+    static func allBooks(categories: [CategoryInfo], on connection: PostgresConnection, logger: Logger,
+                         _ body: ([CatalogBook]) async throws -> Void) async throws {
+        let byID = categoriesByID(categories)
+        var batch: [PostgresRow] = []
+        var decoding: [Task<[CatalogBook], any Error>] = []
+        func handOff() async throws {
+            let rows = batch
+            batch = []
+            decoding.append(Task.detached { try rows.map { makeBook(try $0.decode(Row.self), categories: byID) } })
+            if decoding.count > 2 { try await body(try await decoding.removeFirst().value) }
+        }
+        for try await row in try await connection.query(query(ids: nil), logger: logger) {
+            batch.append(row)
+            if batch.count == batchSize { try await handOff() }
+        }
+        if !batch.isEmpty { try await handOff() }
+        for task in decoding { try await body(try await task.value) }
+    }
+
+    static let batchSize = 512
+
+    private static func categoriesByID(_ categories: [CategoryInfo]) -> [Int: CategoryInfo] {
+        Dictionary(categories.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    private static func query(ids: [Int]?) -> PostgresQuery {
+        // Rights: the whole table aggregated once for a build, each book's own windows for a change.
+        let rights = ids == nil
+            ? "LEFT JOIN (SELECT book_id, array_agg(starts_at) starts, array_agg(ends_at) ends FROM rights_windows GROUP BY book_id) rw ON rw.book_id = b.id"
+            : """
+              LEFT JOIN LATERAL (SELECT array_agg(r.starts_at ORDER BY r.id) starts, array_agg(r.ends_at ORDER BY r.id) ends
+                                   FROM rights_windows r WHERE r.book_id = b.id) rw ON true
+              """
+        let query: PostgresQuery = """
+            SELECT b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url,
+                   p.id, p.name, CASE WHEN v.status = 'ready' THEN v.duration_seconds END, COALESCE(v.has_captions, false),
+                   convert_to(lower(b.title), 'UTF8'), b.created_at,
+                   ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
+                   rw.starts, rw.ends, b.search_vector
+              FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
+                   \(unescaped: rights)
+             WHERE b.status = 'active'
+            """
+        if let ids { return "\(unescaped: query.sql) AND b.id = ANY(\(ids))" }
+        return "\(unescaped: query.sql) ORDER BY b.id"
+    }
+
+    /// `created_at`, the rights bounds and `search_vector` arrive in PostgreSQL's binary formats
+    /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, Int64, [Int], [Int64], [String], [String], [String])
+                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, ByteBuffer)
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, createdAt, categoryIDs, bounds, lexA, lexB, lexC) = r
+             titleKey, created, categoryIDs, starts, ends, searchVector) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -84,16 +117,11 @@ enum CatalogLoader {
         json.raw(",\"status\":\"active\",\"title\":"); json.string(title)
         json.raw("}")
 
-        var weights: [String: UInt8] = Dictionary(minimumCapacity: lexA.count + lexB.count + lexC.count)
-        for lexeme in lexA { weights[lexeme, default: 0] |= CatalogBook.title }
-        for lexeme in lexB { weights[lexeme, default: 0] |= CatalogBook.author }
-        for lexeme in lexC { weights[lexeme, default: 0] |= CatalogBook.description }
-        // Start and end of each window, flattened (end -1: open-ended).
-        let rights = stride(from: 0, to: bounds.count - 1, by: 2).map {
-            CatalogBook.RightsWindow(start: bounds[$0], end: bounds[$0 + 1] < 0 ? nil : bounds[$0 + 1])
+        let rights = zip(PostgresBinary.microsecondsArray(starts), PostgresBinary.microsecondsArray(ends)).compactMap { start, end in
+            start.map { CatalogBook.RightsWindow(start: $0, end: end) }
         }
-        return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: createdAt, ageMin: ageMin, ageMax: ageMax,
-                           publisherID: publisherID, categoryIDs: categoryIDs, lexemes: weights.map { ($0.key, $0.value) },
+        return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: PostgresBinary.microseconds(created) ?? 0, ageMin: ageMin, ageMax: ageMax,
+                           publisherID: publisherID, categoryIDs: categoryIDs, lexemes: PostgresBinary.lexemes(searchVector),
                            json: json.bytes, rightsOffset: rightsOffset, rights: rights)
     }
 }
