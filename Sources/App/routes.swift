@@ -6,5 +6,9 @@ func routes(_ app: Application) throws {
     try api.register(collection: TokenController())
     try api.register(collection: CatalogController())
     try api.register(collection: LibraryController())
+    try api.register(collection: HistoryController())
+    try api.register(collection: InsightsController())
+    try api.register(collection: LibraryTransferController())
+    try api.register(collection: CatalogCalendarController())
     try AdminRoutes.register(on: app)
 }

@@ -51,6 +51,30 @@ struct JSONBody: Sendable {
         return value
     }
 
+    /// Absent and `null` are nil; anything else must be a string.
+    func optionalString(_ name: String, maxLength: Int = 1000) throws -> String? {
+        switch fields?[name] {
+        case nil, .null?: return nil
+        default: return try string(name, maxLength: maxLength)
+        }
+    }
+
+    /// Absent and `null` are nil; anything else must be a JSON integer in `range`.
+    func optionalInteger(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
+        switch fields?[name] {
+        case nil, .null?: return nil
+        default: return try integer(name, in: range)
+        }
+    }
+
+    /// Absent and `null` are nil; anything else must be true or false.
+    func optionalBool(_ name: String) throws -> Bool? {
+        switch fields?[name] {
+        case nil, .null?: return nil
+        default: return try bool(name)
+        }
+    }
+
     func string(_ name: String, maxLength: Int = 1000) throws -> String {
         guard case .string(let value)? = fields?[name] else {
             throw Problem.invalidParameter(name, "\(name) must be a string")

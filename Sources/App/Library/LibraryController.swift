@@ -15,35 +15,60 @@ struct LibraryController: RouteCollection {
         library.on(.POST, ":book_id", "plays", body: .collect(maxSize: "16kb"), use: play)
     }
 
-    struct ChildDTO: Content { let id: Int; let name: String }
+    struct ChildDTO: Content { let id: Int; let name: String; let libraryCount: Int }
 
     struct EntryDTO: Content {
         let book: BookDTO
         let addedAt: Date
         let lastPlayedAt: Date?
+        let progress: Double?
+        let completedCount: Int
+        let rightsEndsAt: Date?
 
-        // The entry is the book object plus two fields, flattened.
+        /// What `init(row:)` reads, for `library_entries le` joined to `books b` and its joins.
+        static let columns: SQLQueryString = """
+            \(BookDTO.columns), le.added_at, le.last_played_at,
+            (SELECT count(*) FROM plays q WHERE q.child_id = le.child_id AND q.book_id = le.book_id AND q.completed) AS completed_count,
+            (SELECT \(unsafeRaw: progressSQL(position: "q.position_seconds", completed: "q.completed")) FROM plays q
+              WHERE q.child_id = le.child_id AND q.book_id = le.book_id ORDER BY q.played_at DESC, q.id DESC LIMIT 1) AS progress,
+            storytime_rights_ends_at(b.id, now()) AS rights_ends_at
+            """
+
+        // The entry is the book object plus the entry's fields, flattened.
         func encode(to encoder: any Encoder) throws {
             try book.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(addedAt, forKey: .addedAt)
             try container.encode(lastPlayedAt, forKey: .lastPlayedAt)
-        }
-        init(book: BookDTO, addedAt: Date, lastPlayedAt: Date?) {
-            self.book = book
-            self.addedAt = addedAt
-            self.lastPlayedAt = lastPlayedAt
+            try container.encode(progress, forKey: .progress)
+            try container.encode(completedCount, forKey: .completedCount)
+            try container.encode(rightsEndsAt, forKey: .rightsEndsAt)
         }
         init(from decoder: any Decoder) throws {
             book = try BookDTO(from: decoder)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             addedAt = try container.decode(Date.self, forKey: .addedAt)
             lastPlayedAt = try container.decodeIfPresent(Date.self, forKey: .lastPlayedAt)
+            progress = try container.decodeIfPresent(Double.self, forKey: .progress)
+            completedCount = try container.decode(Int.self, forKey: .completedCount)
+            rightsEndsAt = try container.decodeIfPresent(Date.self, forKey: .rightsEndsAt)
         }
-        enum CodingKeys: String, CodingKey { case addedAt, lastPlayedAt }
+        enum CodingKeys: String, CodingKey { case addedAt, lastPlayedAt, progress, completedCount, rightsEndsAt }
         init(row: any SQLRow) throws {
-            self.init(book: try BookDTO(row: row), addedAt: try row.decode(column: "added_at", as: Date.self),
-                      lastPlayedAt: try row.decode(column: "last_played_at", as: Date?.self))
+            book = try BookDTO(row: row)
+            addedAt = try row.decode(column: "added_at", as: Date.self)
+            lastPlayedAt = try row.decode(column: "last_played_at", as: Date?.self)
+            progress = try row.decode(column: "progress", as: Double?.self)
+            completedCount = try row.decode(column: "completed_count", as: Int.self)
+            rightsEndsAt = try row.decode(column: "rights_ends_at", as: Date?.self)
+        }
+
+        /// The entry of `book` in `child`'s library, as the API shows it.
+        static func fetch(child: Int, book: Int, on sql: any SQLDatabase) async throws -> EntryDTO? {
+            try await sql.raw("""
+                SELECT \(columns) FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
+                 WHERE le.child_id = \(bind: child) AND le.book_id = \(bind: book)
+                """).first().map(EntryDTO.init(row:))
         }
     }
 
@@ -56,8 +81,15 @@ struct LibraryController: RouteCollection {
 
     @Sendable
     func listChildren(req: Request) async throws -> ItemDTO<[ChildDTO]> {
-        let rows = try await req.sql.raw("SELECT id, name FROM children WHERE parent_id = \(bind: try req.parentID) ORDER BY id").all()
-        return ItemDTO(data: try rows.map { ChildDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self)) })
+        let rows = try await req.sql.raw("""
+            SELECT c.id, c.name, (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
+                                   WHERE le.child_id = c.id AND b.status = 'active') AS library_count
+              FROM children c WHERE c.parent_id = \(bind: try req.parentID) ORDER BY c.id
+            """).all()
+        return ItemDTO(data: try rows.map {
+            ChildDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
+                     libraryCount: try $0.decode(column: "library_count", as: Int.self))
+        })
     }
 
     /// The child id of the path, when it names one of the caller's children.
@@ -80,11 +112,16 @@ struct LibraryController: RouteCollection {
         let childID = try ownedChild(req)
         let query = QueryParameters(query: req.url.query)
         let parameters = try LibraryParameters(query)
+        // "Watch it before it goes": only books whose rights end within N days.
+        var leaving: SQLQueryString = ""
+        if let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") {
+            leaving = " AND storytime_rights_ends_at(b.id, now()) <= now() + make_interval(days => \(bind: days)::int)"
+        }
         let sql = req.sql
         // One statement checks the child and counts its library: no row means not the caller's.
         guard let countRow = try await sql.raw("""
             SELECT (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
-                     WHERE le.child_id = c.id AND b.status = 'active') AS n
+                     WHERE le.child_id = c.id AND b.status = 'active'\(leaving)) AS n
               FROM children c WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
             """).first() else {
             throw Problem.notFound("No such child.")
@@ -99,9 +136,9 @@ struct LibraryController: RouteCollection {
             case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
             }
             let rows = try await sql.raw("""
-                SELECT \(BookDTO.columns), le.added_at, le.last_played_at
+                SELECT \(EntryDTO.columns)
                   FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
-                 WHERE le.child_id = \(bind: childID) AND b.status = 'active'
+                 WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
                  ORDER BY \(unsafeRaw: order)
                  LIMIT \(bind: parameters.page.perPage) OFFSET \(bind: parameters.page.offset)
                 """).all()
@@ -137,9 +174,9 @@ struct LibraryController: RouteCollection {
         guard let row = try await sql.raw("""
             WITH added AS (
                 INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: childID), \(bind: bookID))
-                ON CONFLICT (child_id, book_id) DO NOTHING RETURNING book_id, added_at, last_played_at
+                ON CONFLICT (child_id, book_id) DO NOTHING RETURNING child_id, book_id, added_at, last_played_at
             )
-            SELECT \(BookDTO.columns), le.added_at, le.last_played_at
+            SELECT \(EntryDTO.columns)
               FROM added le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
             """).first() else {
             throw Self.duplicate
@@ -147,6 +184,19 @@ struct LibraryController: RouteCollection {
         let response = Response(status: .created)
         try response.content.encode(ItemDTO(data: try EntryDTO(row: row)), as: .json)
         return response
+    }
+
+    /// A play's optional `played_at` (backdating): an RFC 3339 date-time, in the past or now. A
+    /// minute ahead is allowed for a device's clock and recorded as now; later is refused.
+    static func playedAt(_ body: JSONBody) throws -> Date? {
+        guard let text = try body.optionalString("played_at", maxLength: 40) else { return nil }
+        guard let date = Instants.dateTime(text), date.timeIntervalSince1970 >= 946_684_800 else {
+            throw Problem.invalidParameter("played_at", "played_at must be an RFC 3339 date-time, such as 2026-11-23T08:30:00Z")
+        }
+        guard date.timeIntervalSinceNow <= 60 else {
+            throw Problem.invalidParameter("played_at", "played_at must not be in the future")
+        }
+        return date
     }
 
     static let duplicate = Problem(status: .conflict, code: "duplicate", detail: "This book is already in the child's library.")
@@ -173,16 +223,17 @@ struct LibraryController: RouteCollection {
         let body = try JSONBody(req)
         let position = try body.integer("position_seconds", in: 0...(7 * 24 * 3600))
         let completed = try body.bool("completed")
+        let playedAt = try Self.playedAt(body)
         guard let row = try await req.sql.raw("""
             WITH entry AS (
-                UPDATE library_entries le SET last_played_at = now()
+                UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))
                   FROM children c, books b
                  WHERE le.child_id = c.id AND c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
                    AND le.book_id = \(bind: bookID) AND b.id = le.book_id AND b.status = 'active'
-                RETURNING le.child_id, le.book_id, le.last_played_at
+                RETURNING le.child_id, le.book_id
             )
             INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
-            SELECT child_id, book_id, \(bind: position), \(bind: completed), last_played_at FROM entry
+            SELECT child_id, book_id, \(bind: position), \(bind: completed), LEAST(COALESCE(\(bind: playedAt), now()), now()) FROM entry
             RETURNING book_id, position_seconds, completed, played_at
             """).first() else {
             throw Problem.notFound("No such book in this child's library.")

@@ -1,0 +1,178 @@
+import Core
+import SQLKit
+import Vapor
+
+/// The catalog's month calendar (the plan's month grid): for each day, the active books whose
+/// rights begin (arriving) and run out (leaving) that day, days in `tz`. A window that continues
+/// another (back to back or overlapping) is neither: the book is available across it.
+///
+/// `GET /catalog/calendar?month=YYYY-MM` gives the 42 days of a Monday-first 6×7 grid, each with
+/// its counts and its first three books a kind (for dots and "+N"); `GET /catalog/calendar/:date`
+/// lists one day's books in full (`kind=arriving|leaving`, paged). `child_id` narrows "leaving" to
+/// that child's library. A month is cached per catalog version (the catalog's freshness rule).
+struct CatalogCalendarController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let calendar = routes.grouped(ParentAuthMiddleware()).grouped("catalog", "calendar")
+        calendar.get(use: month)
+        calendar.get(":date", use: day)
+    }
+
+    enum Kind: String, CaseIterable { case arriving, leaving }
+
+    struct SmallBook: Content {
+        struct Publisher: Content { let id: Int; let name: String }
+        let id: Int
+        let title: String
+        let coverImageUrl: String?
+        let publisher: Publisher?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(title, forKey: .title)
+            try container.encode(coverImageUrl, forKey: .coverImageUrl)
+            try container.encode(publisher, forKey: .publisher)
+        }
+    }
+
+    struct DayDTO: Content {
+        let date: String
+        let inMonth: Bool
+        let arrivingCount: Int
+        let leavingCount: Int
+        let arriving: [SmallBook]
+        let leaving: [SmallBook]
+    }
+
+    struct MonthDTO: Content {
+        let month: String
+        let timeZone: String
+        let days: [DayDTO]
+    }
+
+    /// The filters every calendar query shares.
+    struct Scope {
+        let zone: String
+        let child: Int?
+
+        init(_ query: QueryParameters, req: Request) async throws {
+            zone = try await req.timeZone(query)
+            if let child = try query.integer("child_id", in: 1...Int(Int32.max), what: "a positive integer") {
+                guard try await req.sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: child) AND parent_id = \(bind: try req.parentID)").first() != nil else {
+                    throw Problem.notFound("No such child.")
+                }
+                self.child = child
+            } else {
+                child = nil
+            }
+        }
+
+        /// `(kind, day, book_id)` of every arrival and departure from `first` for `days` days.
+        func events(first: String, days: Int) -> SQLQueryString {
+            let from: SQLQueryString = "(\(bind: first)::date::timestamp AT TIME ZONE \(bind: zone))"
+            let to: SQLQueryString = "((\(bind: first)::date + \(bind: days)::int)::timestamp AT TIME ZONE \(bind: zone))"
+            var leavingScope: SQLQueryString = ""
+            if let child { leavingScope = " AND EXISTS (SELECT 1 FROM library_entries le WHERE le.child_id = \(bind: child) AND le.book_id = r.book_id)" }
+            return """
+                SELECT DISTINCT 'arriving' AS kind, (r.starts_at AT TIME ZONE \(bind: zone))::date AS day, r.book_id
+                  FROM rights_windows r
+                 WHERE r.starts_at >= \(from) AND r.starts_at < \(to)
+                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id
+                                      AND o.starts_at < r.starts_at AND (o.ends_at IS NULL OR o.ends_at >= r.starts_at))
+                UNION
+                SELECT DISTINCT 'leaving', (r.ends_at AT TIME ZONE \(bind: zone))::date, r.book_id
+                  FROM rights_windows r
+                 WHERE r.ends_at >= \(from) AND r.ends_at < \(to)\(leavingScope)
+                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id
+                                      AND o.starts_at <= r.ends_at AND (o.ends_at IS NULL OR o.ends_at > r.ends_at))
+                """
+        }
+    }
+
+    @Sendable
+    func month(req: Request) async throws -> Response {
+        let query = QueryParameters(query: req.url.query)
+        let scope = try await Scope(query, req: req)
+        let monthText: String
+        if let text = try query.value("month") {
+            guard Instants.month(text) != nil else { throw Problem.invalidParameter("month", "month must be YYYY-MM, such as 2026-11") }
+            monthText = text
+        } else {
+            monthText = try await req.sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: scope.zone), 'YYYY-MM') AS m").first()!.decode(column: "m", as: String.self)
+        }
+        let key = "calendar|\(monthText)|\(scope.zone)"
+        let generation = scope.child == nil ? try await req.application.catalogCache.current(for: req).generation : nil
+        if let generation, let hit = req.application.catalogCache.entry(key, in: generation) { return jsonResponse(hit.body) }
+
+        // The grid starts on the Monday on or before the 1st.
+        let grid = try await req.sql.raw("""
+            SELECT to_char(d - ((extract(isodow FROM d)::int + 6) % 7), 'YYYY-MM-DD') AS first
+              FROM (SELECT (\(bind: monthText) || '-01')::date AS d) x
+            """).first()!.decode(column: "first", as: String.self)
+        let rows = try await req.sql.raw("""
+            WITH events AS (\(scope.events(first: grid, days: 42))),
+            ranked AS (
+                SELECT e.kind, e.day, b.id, b.title, b.cover_image_url, p.id AS publisher_id, p.name AS publisher_name,
+                       count(*) OVER (PARTITION BY e.kind, e.day) AS n,
+                       row_number() OVER (PARTITION BY e.kind, e.day ORDER BY lower(b.title), b.id) AS rank
+                  FROM events e JOIN books b ON b.id = e.book_id AND b.status = 'active'
+                  LEFT JOIN publishers p ON p.id = b.publisher_id
+            )
+            SELECT kind, to_char(day, 'YYYY-MM-DD') AS day, id, title, cover_image_url, publisher_id, publisher_name, n
+              FROM ranked WHERE rank <= 3 ORDER BY day, kind, rank
+            """).all()
+        var counts: [String: (arriving: Int, leaving: Int)] = [:]
+        var books: [String: (arriving: [SmallBook], leaving: [SmallBook])] = [:]
+        for row in rows {
+            let day = try row.decode(column: "day", as: String.self)
+            let n = try row.decode(column: "n", as: Int.self)
+            let book = SmallBook(id: try row.decode(column: "id", as: Int.self), title: try row.decode(column: "title", as: String.self),
+                                 coverImageUrl: try row.decode(column: "cover_image_url", as: String?.self),
+                                 publisher: try row.decode(column: "publisher_id", as: Int?.self).map {
+                                     SmallBook.Publisher(id: $0, name: try row.decode(column: "publisher_name", as: String.self))
+                                 })
+            if try row.decode(column: "kind", as: String.self) == Kind.arriving.rawValue {
+                counts[day, default: (0, 0)].arriving = n
+                books[day, default: ([], [])].arriving.append(book)
+            } else {
+                counts[day, default: (0, 0)].leaving = n
+                books[day, default: ([], [])].leaving.append(book)
+            }
+        }
+        let dayRows = try await req.sql.raw("""
+            SELECT to_char(g, 'YYYY-MM-DD') AS day FROM generate_series(\(bind: grid)::date, \(bind: grid)::date + 41, interval '1 day') g
+            """).all()
+        let days = try dayRows.map { row -> DayDTO in
+            let day = try row.decode(column: "day", as: String.self)
+            return DayDTO(date: day, inMonth: day.hasPrefix(monthText), arrivingCount: counts[day]?.arriving ?? 0,
+                          leavingCount: counts[day]?.leaving ?? 0, arriving: books[day]?.arriving ?? [], leaving: books[day]?.leaving ?? [])
+        }
+        let body = try encode(ItemDTO(data: MonthDTO(month: monthText, timeZone: scope.zone, days: days)))
+        if let generation { req.application.catalogCache.store(.init(body: body, totalCount: 0, etag: nil), for: key, in: generation) }
+        return jsonResponse(body)
+    }
+
+    /// One day's arrivals or departures in full, as book objects, by title.
+    @Sendable
+    func day(req: Request) async throws -> Response {
+        let query = QueryParameters(query: req.url.query)
+        guard let date = req.parameters.get("date"), Instants.day(date) != nil else {
+            throw Problem.invalidParameter("date", "the date must be YYYY-MM-DD")
+        }
+        let scope = try await Scope(query, req: req)
+        let kind = try query.choice("kind", as: Kind.self, allowed: Kind.allCases) ?? .arriving
+        let page = try PageRequest(query)
+        let events: SQLQueryString = "SELECT book_id FROM (\(scope.events(first: date, days: 1))) e WHERE e.kind = \(bind: kind.rawValue)"
+        let total = try await req.sql.raw("""
+            SELECT count(*) AS n FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active'
+            """).first()!.decode(column: "n", as: Int.self)
+        var items: [BookDTO] = []
+        if page.offset < total {
+            items = try await req.sql.raw("""
+                SELECT \(BookDTO.columns) FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active' \(BookDTO.joins)
+                 ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
+                """).all().map(BookDTO.init(row:))
+        }
+        return try paged(items, page: page, total: total, query: query, req: req)
+    }
+}

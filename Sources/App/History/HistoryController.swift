@@ -1,0 +1,230 @@
+import Core
+import SQLKit
+import Vapor
+
+/// A child's viewing history: every play, newest first, with rewatches marked; unmarking one play
+/// or all of a book's; and "continue watching". Another parent's child is a 404 throughout.
+struct HistoryController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let child = routes.grouped(ParentAuthMiddleware()).grouped("children", ":child_id")
+        child.get("history", use: list)
+        child.get("history", "export", use: export)
+        child.delete("history", ":play_id", use: removePlay)
+        child.delete("history", use: removeBook)
+        child.get("continue", use: continueWatching)
+    }
+
+    /// One play of the history.
+    struct ItemDTO: Content {
+        let id: Int
+        let book: BookRefDTO
+        let positionSeconds: Int
+        let completed: Bool
+        let playedAt: Date
+        let rewatch: Bool
+    }
+
+    @Sendable
+    func list(req: Request) async throws -> Response {
+        let childID = try await req.ownedChildID()
+        let query = QueryParameters(query: req.url.query)
+        let page = try PageRequest(query)
+        let filter = try await HistoryFilter(query, req: req)
+        let condition = filter.condition(child: childID)
+        let total = try await req.sql.raw("SELECT count(*) AS n FROM plays p WHERE \(condition)").first()!.decode(column: "n", as: Int.self)
+        var items: [ItemDTO] = []
+        if page.offset < total {
+            // A rewatch: the child had completed the book in an earlier play (one index probe per row).
+            let rows = try await req.sql.raw("""
+                SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
+                       EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
+                                  AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
+                  FROM plays p JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
+                 WHERE \(condition)
+                 ORDER BY p.played_at DESC, p.id DESC
+                 LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
+                """).all()
+            items = try rows.map { row in
+                ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
+                        positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
+                        completed: try row.decode(column: "completed", as: Bool.self),
+                        playedAt: try row.decode(column: "played_at", as: Date.self),
+                        rewatch: try row.decode(column: "rewatch", as: Bool.self))
+            }
+        }
+        return try paged(items, page: page, total: total, query: query, req: req)
+    }
+
+    @Sendable
+    func export(req: Request) async throws -> Response {
+        try await HistoryExport.respond(req: req, child: try await req.ownedChildID())
+    }
+
+    /// Unmarks one play; the library entry's last_played_at becomes the latest play left (or null).
+    @Sendable
+    func removePlay(req: Request) async throws -> HTTPStatus {
+        let childID = try await req.ownedChildID()
+        let playID = try req.pathID("play_id", missing: "No such play in this child's history.")
+        let removed = try await req.transaction { sql in
+            let rows = try await sql.raw("DELETE FROM plays WHERE id = \(bind: playID) AND child_id = \(bind: childID) RETURNING book_id").all()
+            guard let bookID = try rows.first?.decode(column: "book_id", as: Int.self) else { return false }
+            try await Self.recomputeLastPlayed(child: childID, book: bookID, on: sql)
+            return true
+        }
+        guard removed else { throw Problem.notFound("No such play in this child's history.") }
+        return .noContent
+    }
+
+    /// Removes all of one book's viewing data for the child (`?book_id=N`, required); the library
+    /// entry stays, its last_played_at cleared. Idempotent: nothing to remove is still a 204.
+    @Sendable
+    func removeBook(req: Request) async throws -> HTTPStatus {
+        let childID = try await req.ownedChildID()
+        let query = QueryParameters(query: req.url.query)
+        guard let bookID = try query.integer("book_id", in: 1...Int(Int32.max), what: "a positive integer") else {
+            throw Problem.invalidParameter("book_id", "book_id is required: the book whose viewing data to remove")
+        }
+        try await req.transaction { sql in
+            try await sql.raw("DELETE FROM plays WHERE child_id = \(bind: childID) AND book_id = \(bind: bookID)").run()
+            try await Self.recomputeLastPlayed(child: childID, book: bookID, on: sql)
+        }
+        return .noContent
+    }
+
+    static func recomputeLastPlayed(child: Int, book: Int, on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            UPDATE library_entries SET last_played_at = (SELECT max(played_at) FROM plays WHERE child_id = \(bind: child) AND book_id = \(bind: book))
+             WHERE child_id = \(bind: child) AND book_id = \(bind: book)
+            """).run()
+    }
+
+    /// A book to continue: started and not finished (its latest play is not completed).
+    struct ContinueDTO: Content {
+        let book: BookDTO
+        let positionSeconds: Int
+        let lastPlayedAt: Date
+        let progress: Double?
+
+        func encode(to encoder: any Encoder) throws {
+            try book.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(positionSeconds, forKey: .positionSeconds)
+            try container.encode(lastPlayedAt, forKey: .lastPlayedAt)
+            try container.encode(progress, forKey: .progress)
+        }
+        enum CodingKeys: String, CodingKey { case positionSeconds, lastPlayedAt, progress }
+        init(book: BookDTO, positionSeconds: Int, lastPlayedAt: Date, progress: Double?) {
+            self.book = book; self.positionSeconds = positionSeconds; self.lastPlayedAt = lastPlayedAt; self.progress = progress
+        }
+        init(from decoder: any Decoder) throws {
+            book = try BookDTO(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            positionSeconds = try container.decode(Int.self, forKey: .positionSeconds)
+            lastPlayedAt = try container.decode(Date.self, forKey: .lastPlayedAt)
+            progress = try container.decodeIfPresent(Double.self, forKey: .progress)
+        }
+    }
+
+    /// Books started and not completed, most recently played first; active books only.
+    @Sendable
+    func continueWatching(req: Request) async throws -> Response {
+        let childID = try await req.ownedChildID()
+        let query = QueryParameters(query: req.url.query)
+        let page = try PageRequest(query)
+        let latest: SQLQueryString = """
+            SELECT DISTINCT ON (book_id) book_id, position_seconds, completed, played_at
+              FROM plays WHERE child_id = \(bind: childID) ORDER BY book_id, played_at DESC, id DESC
+            """
+        let total = try await req.sql.raw("""
+            SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
+            """).first()!.decode(column: "n", as: Int.self)
+        var items: [ContinueDTO] = []
+        if page.offset < total {
+            let rows = try await req.sql.raw("""
+                SELECT \(BookDTO.columns), l.position_seconds AS last_position, l.played_at AS last_played,
+                       \(unsafeRaw: progressSQL(position: "l.position_seconds", completed: "l.completed")) AS progress
+                  FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
+                 WHERE NOT l.completed AND b.status = 'active'
+                 ORDER BY l.played_at DESC, b.id DESC
+                 LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
+                """).all()
+            items = try rows.map { row in
+                ContinueDTO(book: try BookDTO(row: row), positionSeconds: try row.decode(column: "last_position", as: Int.self),
+                            lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
+                            progress: try row.decode(column: "progress", as: Double?.self))
+            }
+        }
+        return try paged(items, page: page, total: total, query: query, req: req)
+    }
+}
+
+/// How far through a book the last play got: 1 when it was completed, position ÷ duration (at
+/// most 1) when the duration is known, null otherwise. `v` is the book's video asset.
+func progressSQL(position: String, completed: String) -> String {
+    """
+    CASE WHEN \(completed) THEN 1.0::float8
+         WHEN v.status = 'ready' AND v.duration_seconds > 0 THEN LEAST(\(position)::float8 / v.duration_seconds, 1.0)
+    END
+    """
+}
+
+/// The small book reference of history entries: id, title, cover, duration.
+struct BookRefDTO: Content {
+    let id: Int
+    let title: String
+    let coverImageUrl: String?
+    let durationSeconds: Int?
+
+    /// For `books b` with its video asset `v` LEFT JOINed.
+    static let columns: SQLQueryString = """
+        b.id AS book_id, b.title, b.cover_image_url, CASE WHEN v.status = 'ready' THEN v.duration_seconds END AS duration_seconds
+        """
+
+    init(row: any SQLRow) throws {
+        id = try row.decode(column: "book_id", as: Int.self)
+        title = try row.decode(column: "title", as: String.self)
+        coverImageUrl = try row.decode(column: "cover_image_url", as: String?.self)
+        durationSeconds = try row.decode(column: "duration_seconds", as: Int?.self)
+    }
+
+    /// Absent values are written as `null`, never left out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(coverImageUrl, forKey: .coverImageUrl)
+        try container.encode(durationSeconds, forKey: .durationSeconds)
+    }
+}
+
+/// `from`, `to` and `book_id` of the history: `from` ≤ played_at < `to`. A bound is an RFC 3339
+/// date-time or a date (`to` as a date includes that whole day), days in `tz` (default UTC).
+struct HistoryFilter {
+    var from: SQLQueryString?
+    var to: SQLQueryString?
+    var bookID: Int?
+
+    init(_ query: QueryParameters, req: Request) async throws {
+        let zone = try await req.timeZone(query)
+        from = try Self.bound(query, "from", zone: zone, nextDay: false)
+        to = try Self.bound(query, "to", zone: zone, nextDay: true)
+        bookID = try query.integer("book_id", in: 1...Int(Int32.max), what: "a positive integer")
+    }
+
+    private static func bound(_ query: QueryParameters, _ name: String, zone: String, nextDay: Bool) throws -> SQLQueryString? {
+        guard let text = try query.value(name) else { return nil }
+        if let instant = Instants.dateTime(text) { return "\(bind: instant)" }
+        guard Instants.day(text) != nil else {
+            throw Problem.invalidParameter(name, "\(name) must be an RFC 3339 date-time or a date YYYY-MM-DD")
+        }
+        return "((\(bind: text)::date + \(unsafeRaw: nextDay ? "1" : "0"))::timestamp AT TIME ZONE \(bind: zone))"
+    }
+
+    func condition(child: Int) -> SQLQueryString {
+        var sql: SQLQueryString = "p.child_id = \(bind: child)"
+        if let from { sql += " AND p.played_at >= " + from }
+        if let to { sql += " AND p.played_at < " + to }
+        if let bookID { sql += " AND p.book_id = \(bind: bookID)" }
+        return sql
+    }
+}

@@ -1,0 +1,128 @@
+import Core
+import SQLKit
+import Vapor
+
+/// A child's viewing statistics (the plan's insights) for the last week, month or all time, days
+/// in the family's time zone (`tz`).
+///
+/// Rules (README, "Viewing history and insights"):
+/// - seconds watched by a play: its position minus the position of the play of the same book
+///   before it, when that one was not completed and the position went forward; otherwise the
+///   position itself (a viewing from the start);
+/// - `week` is today and the 6 days before, `month` today and the 29 before, `all` from the first
+///   play; the series has one entry per day of that period;
+/// - streaks count over all time (`Streaks`), whatever the period.
+struct InsightsController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.grouped(ParentAuthMiddleware()).get("children", ":child_id", "stats", use: stats)
+    }
+
+    enum Period: String, CaseIterable { case week, month, all }
+
+    struct StatsDTO: Content {
+        struct Category: Codable { let id: Int; let name: String; let slug: String }
+        struct Day: Codable { let date: String; let plays: Int; let minutesWatched: Int }
+        let period: String
+        let timeZone: String
+        let from: String
+        let to: String
+        let booksCompleted: Int
+        let booksNotCompleted: Int
+        let completionPercentage: Double
+        let plays: Int
+        let rewatches: Int
+        let averagePlaysPerCompletedBook: Double?
+        let favouriteCategory: Category?
+        let mostActiveMonth: String?
+        let minutesWatched: Int
+        let currentStreak: Int
+        let longestStreak: Int
+        let series: [Day]
+
+        /// Absent values are written as `null`, never left out.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(period, forKey: .period); try c.encode(timeZone, forKey: .timeZone)
+            try c.encode(from, forKey: .from); try c.encode(to, forKey: .to)
+            try c.encode(booksCompleted, forKey: .booksCompleted); try c.encode(booksNotCompleted, forKey: .booksNotCompleted)
+            try c.encode(completionPercentage, forKey: .completionPercentage)
+            try c.encode(plays, forKey: .plays); try c.encode(rewatches, forKey: .rewatches)
+            try c.encode(averagePlaysPerCompletedBook, forKey: .averagePlaysPerCompletedBook)
+            try c.encode(favouriteCategory, forKey: .favouriteCategory); try c.encode(mostActiveMonth, forKey: .mostActiveMonth)
+            try c.encode(minutesWatched, forKey: .minutesWatched)
+            try c.encode(currentStreak, forKey: .currentStreak); try c.encode(longestStreak, forKey: .longestStreak)
+            try c.encode(series, forKey: .series)
+        }
+    }
+
+    @Sendable
+    func stats(req: Request) async throws -> ItemDTO<StatsDTO> {
+        let childID = try await req.ownedChildID()
+        let query = QueryParameters(query: req.url.query)
+        let period = try query.choice("period", as: Period.self, allowed: Period.allCases) ?? .all
+        let zone = try await req.timeZone(query)
+        let days: Int? = switch period { case .week: 6; case .month: 29; case .all: nil }
+        // Every play with its day, rewatch flag and seconds watched; then the period's aggregates.
+        let row = try await req.sql.raw("""
+            WITH today AS (SELECT (now() AT TIME ZONE \(bind: zone))::date AS d),
+            played AS (
+                SELECT p.book_id, p.completed, (p.played_at AT TIME ZONE \(bind: zone))::date AS day,
+                       COALESCE(bool_or(p.completed) OVER earlier, false) AS rewatch,
+                       CASE WHEN lag(p.position_seconds) OVER book IS NOT NULL AND NOT lag(p.completed) OVER book
+                                 AND p.position_seconds >= lag(p.position_seconds) OVER book
+                            THEN p.position_seconds - lag(p.position_seconds) OVER book
+                            ELSE p.position_seconds END AS watched
+                  FROM plays p WHERE p.child_id = \(bind: childID)
+                WINDOW book AS (PARTITION BY p.book_id ORDER BY p.played_at, p.id),
+                       earlier AS (book ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+            ),
+            bounds AS (
+                SELECT CASE WHEN \(bind: days == nil) THEN LEAST(COALESCE((SELECT min(day) FROM played), t.d), t.d)
+                            ELSE t.d - \(bind: days ?? 0)::int END AS first, t.d AS last FROM today t
+            ),
+            inp AS (SELECT played.* FROM played, bounds WHERE played.day BETWEEN bounds.first AND bounds.last),
+            completed_books AS (SELECT DISTINCT book_id FROM inp WHERE completed),
+            library AS (SELECT le.book_id FROM library_entries le WHERE le.child_id = \(bind: childID))
+            SELECT to_char(bounds.first, 'YYYY-MM-DD') AS first, to_char(bounds.last, 'YYYY-MM-DD') AS last,
+                   (SELECT count(*) FROM library) AS library_books,
+                   (SELECT count(*) FROM library l JOIN completed_books c ON c.book_id = l.book_id) AS library_completed,
+                   (SELECT count(*) FROM inp) AS plays,
+                   (SELECT count(*) FROM inp WHERE rewatch) AS rewatches,
+                   (SELECT count(*) FROM completed_books) AS completed_books,
+                   (SELECT count(*) FROM inp JOIN completed_books c ON c.book_id = inp.book_id) AS plays_of_completed,
+                   (SELECT COALESCE(sum(watched), 0) FROM inp) AS seconds,
+                   (SELECT to_char(date_trunc('month', day), 'YYYY-MM') FROM inp GROUP BY 1 ORDER BY count(*) DESC, 1 DESC LIMIT 1) AS most_active_month,
+                   (SELECT json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)::text
+                      FROM inp JOIN book_categories bc ON bc.book_id = inp.book_id JOIN categories c ON c.id = bc.category_id
+                     GROUP BY c.id ORDER BY count(*) DESC, c.display_order, c.name, c.id LIMIT 1) AS favourite,
+                   (SELECT COALESCE(json_agg(json_build_object('date', to_char(g.d, 'YYYY-MM-DD'), 'plays', COALESCE(a.plays, 0),
+                                                               'minutes_watched', COALESCE(a.seconds, 0) / 60) ORDER BY g.d), '[]')::text
+                      FROM generate_series(bounds.first, bounds.last, interval '1 day') AS g(d)
+                      LEFT JOIN (SELECT day, count(*) AS plays, sum(watched) AS seconds FROM inp GROUP BY day) a ON a.day = g.d::date) AS series,
+                   ARRAY(SELECT DISTINCT day - DATE '2000-01-01' FROM played ORDER BY 1) AS days,
+                   (SELECT d - DATE '2000-01-01' FROM today) AS today
+              FROM bounds
+            """).first()!
+        let library = try row.decode(column: "library_books", as: Int.self)
+        let libraryCompleted = try row.decode(column: "library_completed", as: Int.self)
+        let completedBooks = try row.decode(column: "completed_books", as: Int.self)
+        let playsOfCompleted = try row.decode(column: "plays_of_completed", as: Int.self)
+        let streaks = Streaks.of(days: try row.decode(column: "days", as: [Int].self), today: try row.decode(column: "today", as: Int.self))
+        let favourite = try row.decode(column: "favourite", as: String?.self)
+        let series = try row.decode(column: "series", as: String.self)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return ItemDTO(data: StatsDTO(
+            period: period.rawValue, timeZone: zone,
+            from: try row.decode(column: "first", as: String.self), to: try row.decode(column: "last", as: String.self),
+            booksCompleted: libraryCompleted, booksNotCompleted: library - libraryCompleted,
+            completionPercentage: library == 0 ? 0 : (Double(libraryCompleted) * 1000 / Double(library)).rounded() / 10,
+            plays: try row.decode(column: "plays", as: Int.self), rewatches: try row.decode(column: "rewatches", as: Int.self),
+            averagePlaysPerCompletedBook: completedBooks == 0 ? nil : (Double(playsOfCompleted) * 100 / Double(completedBooks)).rounded() / 100,
+            favouriteCategory: try favourite.map { try decoder.decode(StatsDTO.Category.self, from: Data($0.utf8)) },
+            mostActiveMonth: try row.decode(column: "most_active_month", as: String?.self),
+            minutesWatched: try row.decode(column: "seconds", as: Int.self) / 60,
+            currentStreak: streaks.current, longestStreak: streaks.longest,
+            series: try decoder.decode([StatsDTO.Day].self, from: Data(series.utf8))))
+    }
+}

@@ -1,0 +1,40 @@
+import Core
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// The IANA time-zone names PostgreSQL knows (read once; `pg_timezone_names` reads the zone files
+/// on every query), so a `tz` parameter is checked before it reaches a statement.
+final class TimeZoneNames: Sendable {
+    private let names = NIOLockedValueBox<Set<String>?>(nil)
+
+    func contains(_ name: String, on sql: any SQLDatabase) async throws -> Bool {
+        if let known = names.withLockedValue({ $0 }) { return known.contains(name) }
+        let rows = try await sql.raw("SELECT name FROM pg_timezone_names").all()
+        let known = Set(try rows.map { try $0.decode(column: "name", as: String.self) })
+        names.withLockedValue { $0 = known }
+        return known.contains(name)
+    }
+}
+
+private struct TimeZoneNamesKey: StorageKey { typealias Value = TimeZoneNames }
+
+extension Application {
+    var timeZoneNames: TimeZoneNames {
+        if let names = storage[TimeZoneNamesKey.self] { return names }
+        let names = TimeZoneNames()
+        storage[TimeZoneNamesKey.self] = names
+        return names
+    }
+}
+
+extension Request {
+    /// The `tz` query parameter (an IANA name PostgreSQL knows), UTC when absent.
+    func timeZone(_ query: QueryParameters) async throws -> String {
+        guard let name = try query.value("tz") else { return "UTC" }
+        guard name.utf8.count <= 64, try await application.timeZoneNames.contains(name, on: sql) else {
+            throw Problem.invalidParameter("tz", "tz must be an IANA time zone name such as Europe/Paris")
+        }
+        return name
+    }
+}
