@@ -70,6 +70,18 @@ for n in $sizes; do
     scripts/db.sh psql -d "$db" -qc "INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
         SELECT $child, id, now() - id * interval '1 minute', CASE WHEN id % 2 = 0 THEN now() - id * interval '30 seconds' END
           FROM books WHERE status = 'active' ORDER BY id LIMIT 60 ON CONFLICT DO NOTHING" >/dev/null
+    # A viewing history of 10,000 plays over those books (about a year, a play every 55 minutes),
+    # and a second child to copy to.
+    scripts/db.sh psql -d "$db" -qc "DELETE FROM plays WHERE child_id = $child;
+        INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+        SELECT $child, b.book_id, (g * 37) % 600, g % 5 = 0, now() - g * interval '55 minutes'
+          FROM generate_series(1, 10000) g
+          JOIN (SELECT book_id, row_number() OVER (ORDER BY book_id) - 1 AS k FROM library_entries WHERE child_id = $child) b ON b.k = g % 60;
+        INSERT INTO children (parent_id, name) SELECT parent_id, 'Cy' FROM children WHERE id = $child
+         AND NOT EXISTS (SELECT 1 FROM children c WHERE c.parent_id = (SELECT parent_id FROM children WHERE id = $child) AND c.name = 'Cy')" >/dev/null
+    sibling=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE name = 'Cy' AND parent_id = (SELECT parent_id FROM children WHERE id = $child)")
+    bulk_ids=$(scripts/db.sh psql -d "$db" -tAc "SELECT string_agg(book_id::text, ',') FROM library_entries WHERE child_id = $child")
+    export BENCH_BODY="{\"action\": \"copy\", \"to_child_id\": $sibling, \"book_ids\": [$bulk_ids]}"
     scripts/db.sh psql -d "$db" -qc "VACUUM ANALYZE" >/dev/null
 
     http=$((30000 + RANDOM % 10000))
@@ -102,6 +114,12 @@ for n in $sizes; do
       "book detail|/api/v1/catalog/books/1|auth|-"
       "categories|/api/v1/catalog/categories|none|-"
       "library, recently_watched|/api/v1/children/$child/library?sort=recently_watched|auth|-"
+      "history, page 1 (10,000 plays)|/api/v1/children/$child/history|auth|-"
+      "history, page 50|/api/v1/children/$child/history?page=50|auth|-"
+      "stats, month, Paris|/api/v1/children/$child/stats?period=month&tz=Europe/Paris|auth|-"
+      "stats, all|/api/v1/children/$child/stats|auth|-"
+      "continue watching|/api/v1/children/$child/continue|auth|-"
+      "bulk copy of 60 (duplicates)|/api/v1/children/$child/library/bulk|post|-"
       "no database (floor)|/livez|none|-"
       "console book list|/admin/books|cookie|-"
     )
@@ -110,8 +128,14 @@ for n in $sizes; do
         IFS='|' read -r name path header sqlquery <<<"$entry"
         args=()
         [ "$header" = auth ] && args=(-H "Authorization: Bearer $token")
+        [ "$header" = post ] && args=(-H "Authorization: Bearer $token" -H "Content-Type: application/json" -s bench/post.lua)
         [ "$header" = cookie ] && args=(-H "Cookie: storytime_session=$cookie")
-        curl -sf -o /dev/null "${args[@]}" "$base$path" || echo "warning: $name answered an error" >&2
+        if [ "$header" = post ]; then
+            curl -sf -o /dev/null -H "Authorization: Bearer $token" -H "Content-Type: application/json" -d "$BENCH_BODY" "$base$path" \
+                || echo "warning: $name answered an error" >&2
+        else
+            curl -sf -o /dev/null "${args[@]}" "$base$path" || echo "warning: $name answered an error" >&2
+        fi
         wrk -t2 -c"$connections" -d"${duration}s" --latency "${args[@]}" "$base$path" > "$work/wrk.txt" 2>&1 || true
         read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
         rps[$name]=$r

@@ -1,6 +1,8 @@
 -- Viewing history and insights: plays read per child and book in time order (rewatches, the last
 -- position, recomputing last_played_at), and where a book's rights run out.
 CREATE INDEX plays_child_book_played_idx ON plays (child_id, book_id, played_at, id);
+-- "Had the child completed this book before this play?" is one probe of this one.
+CREATE INDEX plays_completed_idx ON plays (child_id, book_id, played_at, id) WHERE completed;
 
 -- The instant a book's rights stop being available, looking from `at`: the end of the window
 -- covering `at`, followed through windows that begin before it ends (back-to-back or overlapping

@@ -155,6 +155,13 @@ struct HistoryAPITests {
             #expect(series.first { $0["date"] as? String == "2026-02-02" }?["plays"] as? Int == 1)
             #expect(series.first { $0["date"] as? String == "2026-02-01" }?["plays"] as? Int == 0)
             #expect(stats["longest_streak"] as? Int == 2 && stats["current_streak"] as? Int == 0)
+            // Kept until something it reads changes: a new play, an unmarked one.
+            try await Self.play(app, parent, child: child, book: bear, [("2026-02-03T08:00:00Z", 90, false)])
+            let again = try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject
+            #expect(again["plays"] as? Int == 5 && again["minutes_watched"] as? Int == (120 + 180 + 300 + 60 + 30) / 60)
+            let last = try await app.get("/api/v1/children/\(child)/history?per_page=1", token: parent.token).dataArray[0]["id"] as! Int
+            #expect(try await app.send(.DELETE, "/api/v1/children/\(child)/history/\(last)", token: parent.token).status == .noContent)
+            #expect(try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject["plays"] as? Int == 4)
             let week = try await app.get("/api/v1/children/\(child)/stats?period=week", token: parent.token).dataObject
             #expect(week["plays"] as? Int == 0 && (week["series"] as? [Any])?.count == 7)
             for bad in ["period=year", "tz=Nowhere/City"] {

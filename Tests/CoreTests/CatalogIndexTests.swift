@@ -173,4 +173,40 @@ struct CatalogIndexTests {
         }
         #expect(checked == 300)
     }
+
+    @Test("answers the memo keeps across a change equal a fresh computation: 500 single-book changes × 200 queries")
+    func memoCarry() {
+        var rng = RNG(state: 7)
+        let pool = Self.common + Self.rare + ["ball", "bell", "bill", "castle", "cattle", "kettle", "little", "lion", "line", "zebra"]
+        func book(_ id: Int) -> CatalogBook {
+            var base = Self.randomBook(id, &rng)
+            var lexemes: [String: UInt8] = [:]
+            for _ in 0..<Int.random(in: 1...4, using: &rng) { lexemes[pool.randomElement(using: &rng)!, default: 0] |= UInt8.random(in: 1...7, using: &rng) }
+            base.lexemes = lexemes.map { ($0.key, $0.value) }
+            return base
+        }
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...1_500 { books[id] = book(id) }
+        var index = Self.bulk(books)
+        let queries = (0..<200).map { _ in Self.randomQuery(&rng) }
+        var answers = queries.map { index.answer($0) }
+        var kept = 0
+        for _ in 0..<500 {
+            let id = Int.random(in: 1...1_600, using: &rng)
+            let removing = Int.random(in: 0..<5, using: &rng) == 0
+            let fresh = removing ? nil : book(id)
+            let carry = MemoCarry(lexemes: index.lexemes(of: id) + (fresh?.lexemes.map(\.0) ?? []))
+            index.apply(fresh.map { [$0] } ?? [], removing: removing ? [id] : [])
+            books[id] = fresh
+            for (i, query) in queries.enumerated() {
+                if carry.affects(words: query.words) {
+                    answers[i] = index.answer(query)
+                } else {
+                    kept += 1
+                    #expect(answers[i] == index.answer(query), "kept a stale answer for \(query)")
+                }
+            }
+        }
+        #expect(kept > 30_000, "kept \(kept) of \(500 * 200)")   // about half here (a quarter of the queries have no words and always recompute)
+    }
 }

@@ -35,14 +35,16 @@ struct HistoryController: RouteCollection {
         var items: [ItemDTO] = []
         if page.offset < total {
             // A rewatch: the child had completed the book in an earlier play (one index probe per row).
+            // The page's plays first; then, for those only, the book and whether it is a rewatch
+            // (the child had completed the book in an earlier play: one probe of a partial index).
             let rows = try await req.sql.raw("""
                 SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
                        EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
                                   AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
-                  FROM plays p JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
-                 WHERE \(condition)
+                  FROM (SELECT p.* FROM plays p WHERE \(condition)
+                         ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) p
+                  JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
                  ORDER BY p.played_at DESC, p.id DESC
-                 LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
                 """).all()
             items = try rows.map { row in
                 ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
@@ -125,15 +127,19 @@ struct HistoryController: RouteCollection {
         }
     }
 
-    /// Books started and not completed, most recently played first; active books only.
+    /// Books of the library started and not completed, most recently played first; active books only.
     @Sendable
     func continueWatching(req: Request) async throws -> Response {
         let childID = try await req.ownedChildID()
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
+        // The latest play of each book in the library: one index probe per entry.
         let latest: SQLQueryString = """
-            SELECT DISTINCT ON (book_id) book_id, position_seconds, completed, played_at
-              FROM plays WHERE child_id = \(bind: childID) ORDER BY book_id, played_at DESC, id DESC
+            SELECT le.book_id, l.position_seconds, l.completed, l.played_at
+              FROM library_entries le
+              CROSS JOIN LATERAL (SELECT position_seconds, completed, played_at FROM plays
+                                   WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
+             WHERE le.child_id = \(bind: childID)
             """
         let total = try await req.sql.raw("""
             SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'

@@ -1,4 +1,5 @@
 import Core
+import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
@@ -55,12 +56,29 @@ struct InsightsController: RouteCollection {
         }
     }
 
+    /// Statistics are kept per child, period and zone until anything they read changes: the
+    /// fingerprint counts and sums the child's play and library ids (every insert, delete or move
+    /// changes it), and adds the catalog version (categories) and today's date in the zone.
     @Sendable
-    func stats(req: Request) async throws -> ItemDTO<StatsDTO> {
+    func stats(req: Request) async throws -> Response {
         let childID = try await req.ownedChildID()
         let query = QueryParameters(query: req.url.query)
         let period = try query.choice("period", as: Period.self, allowed: Period.allCases) ?? .all
         let zone = try await req.timeZone(query)
+        let fingerprint = try await req.sql.raw("""
+            SELECT (SELECT count(*) || ':' || COALESCE(max(id), 0) || ':' || COALESCE(sum(id), 0) FROM plays WHERE child_id = \(bind: childID))
+                   || '|' || (SELECT count(*) || ':' || COALESCE(sum(id), 0) FROM library_entries WHERE child_id = \(bind: childID))
+                   || '|' || (SELECT version FROM catalog_state) || '|' || (now() AT TIME ZONE \(bind: zone))::date AS f
+            """).first()!.decode(column: "f", as: String.self)
+        let key = "\(childID)|\(period.rawValue)|\(zone)"
+        let memo = req.application.statsMemo
+        if let body = memo.body(for: key, fingerprint: fingerprint) { return jsonResponse(body) }
+        let body = try encode(ItemDTO(data: try await compute(req: req, child: childID, period: period, zone: zone)))
+        memo.store(body, for: key, fingerprint: fingerprint)
+        return jsonResponse(body)
+    }
+
+    private func compute(req: Request, child childID: Int, period: Period, zone: String) async throws -> StatsDTO {
         let days: Int? = switch period { case .week: 6; case .month: 29; case .all: nil }
         // Every play with its day, rewatch flag and seconds watched; then the period's aggregates.
         let row = try await req.sql.raw("""
@@ -112,7 +130,7 @@ struct InsightsController: RouteCollection {
         let series = try row.decode(column: "series", as: String.self)
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return ItemDTO(data: StatsDTO(
+        return StatsDTO(
             period: period.rawValue, timeZone: zone,
             from: try row.decode(column: "first", as: String.self), to: try row.decode(column: "last", as: String.self),
             booksCompleted: libraryCompleted, booksNotCompleted: library - libraryCompleted,
@@ -123,6 +141,34 @@ struct InsightsController: RouteCollection {
             mostActiveMonth: try row.decode(column: "most_active_month", as: String?.self),
             minutesWatched: try row.decode(column: "seconds", as: Int.self) / 60,
             currentStreak: streaks.current, longestStreak: streaks.longest,
-            series: try decoder.decode([StatsDTO.Day].self, from: Data(series.utf8))))
+            series: try decoder.decode([StatsDTO.Day].self, from: Data(series.utf8)))
+    }
+}
+
+/// Computed statistics by child, period and zone, each with the fingerprint it was computed at.
+final class StatsMemo: Sendable {
+    static let limit = 10_000
+    private let entries = NIOLockedValueBox([String: (fingerprint: String, body: ByteBuffer)]())
+
+    func body(for key: String, fingerprint: String) -> ByteBuffer? {
+        entries.withLockedValue { $0[key].flatMap { $0.fingerprint == fingerprint ? $0.body : nil } }
+    }
+
+    func store(_ body: ByteBuffer, for key: String, fingerprint: String) {
+        entries.withLockedValue {
+            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
+            $0[key] = (fingerprint, body)
+        }
+    }
+}
+
+private struct StatsMemoKey: StorageKey { typealias Value = StatsMemo }
+
+extension Application {
+    var statsMemo: StatsMemo {
+        if let memo = storage[StatsMemoKey.self] { return memo }
+        let memo = StatsMemo()
+        storage[StatsMemoKey.self] = memo
+        return memo
     }
 }

@@ -232,6 +232,9 @@ public struct CatalogIndex: Sendable {
     }
 
     func lexemeID(_ text: String) -> UInt32? { lexemeIDs[text] }
+
+    /// The lexemes of an indexed book (empty for an unknown id).
+    public func lexemes(of id: Int) -> [String] { bookLexemes[id].map { lexemeText($0 >> 3) } }
     func lexemeText(_ id: UInt32) -> String { String(decoding: lexemeBytes[Int(id)], as: UTF8.self) }
 
     // MARK: - Orders

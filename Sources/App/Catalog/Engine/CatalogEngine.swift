@@ -29,7 +29,7 @@ final class CatalogEngine: @unchecked Sendable {
     struct AnswerMemo {
         static let limit = 4096
         var version = -1
-        var answers: [String: CatalogIndex.Answer] = [:]
+        var answers: [String: (answer: CatalogIndex.Answer, words: [String])] = [:]
     }
     let logger: Logger
 
@@ -114,9 +114,13 @@ final class CatalogEngine: @unchecked Sendable {
             let loaded = list.isEmpty ? [] : try await CatalogLoader.books(ids: list, categories: categories, on: connection, logger: self.logger)
             let present = Set(loaded.map(\.id))
             self.lock.writing {
+                let before = self.version
+                // The changed books' lexemes before and after: what decides which answers survive.
+                let carry = namesChanged ? nil : MemoCarry(lexemes: list.flatMap { self.index.lexemes(of: $0) } + loaded.flatMap { $0.lexemes.map(\.0) })
                 if namesChanged { self.index.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) }) }
                 self.index.apply(loaded, removing: list.filter { !present.contains($0) })
                 self.version = max(self.version, to)
+                self.carryMemo(from: before, to: self.version, carry)
             }
             return false
         }
@@ -130,7 +134,7 @@ final class CatalogEngine: @unchecked Sendable {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         let key = parameters.cacheKey
         return lock.reading {
-            let answer = memoized(key, version: version) { index.answer(parameters) }
+            let answer = memoized(key, words: parameters.words, version: version) { index.answer(parameters) }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
@@ -144,8 +148,8 @@ final class CatalogEngine: @unchecked Sendable {
     }
 
     /// The memo's answer for `key` at `version`, computing and keeping it when absent.
-    private func memoized(_ key: String, version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
-        let known = memo.withLockedValue { $0.version == version ? $0.answers[key] : nil }
+    private func memoized(_ key: String, words: [String], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+        let known = memo.withLockedValue { $0.version == version ? $0.answers[key]?.answer : nil }
         if let known { return known }
         let answer = compute()
         memo.withLockedValue { memo in
@@ -155,9 +159,31 @@ final class CatalogEngine: @unchecked Sendable {
                 memo.answers.removeAll(keepingCapacity: true)
             }
             if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
-            memo.answers[key] = answer
+            memo.answers[key] = (answer, words)
         }
         return answer
+    }
+
+    /// Moves the memo from `from` to `to` (under the index's write lock), keeping the answers the
+    /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
+    private func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
+        memo.withLockedValue { memo in
+            guard memo.version == from, let carry else {
+                memo.answers.removeAll(keepingCapacity: true)
+                memo.version = to
+                return
+            }
+            var verdicts: [String: Bool] = [:]
+            memo.answers = memo.answers.filter { _, entry in
+                !entry.words.isEmpty && !entry.words.contains { word in
+                    if let known = verdicts[word] { return known }
+                    let verdict = carry.mayMatch(word)
+                    verdicts[word] = verdict
+                    return verdict
+                }
+            }
+            memo.version = to
+        }
     }
 
     /// `{"data": book}` for an active book, nil otherwise.

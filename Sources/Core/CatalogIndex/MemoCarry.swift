@@ -1,0 +1,56 @@
+/// Which remembered answers a change of some books leaves exactly as they were.
+///
+/// A search answer can change only through the changed books: their own membership, or the
+/// typo vocabulary their lexemes add or remove — and a vocabulary word that alters a query's
+/// expansion is one edit from a prefix of that query's word. So an answer stays valid when no word
+/// of its query could match any lexeme of a changed book, before or after the change. "Could
+/// match" over-approximates the index's rule (prefix; one edit anywhere for words of
+/// `SearchText.typoMinLength` letters or more), so it never keeps an answer that changed.
+/// Answers without search words (browsing) are always dropped.
+public struct MemoCarry: Sendable {
+    private let prefixes: Set<String>
+    private let letters: [(mask: UInt64, counts: [Unicode.Scalar: Int])]
+
+    /// `lexemes`: every lexeme of the changed books, old and new.
+    public init(lexemes: some Sequence<String>) {
+        var prefixes = Set<String>()
+        var letters: [(UInt64, [Unicode.Scalar: Int])] = []
+        for lexeme in Set(lexemes) {
+            let scalars = Array(lexeme.unicodeScalars)
+            for end in 1...max(scalars.count, 1) where end <= scalars.count {
+                prefixes.insert(String(String.UnicodeScalarView(scalars[..<end])))
+            }
+            letters.append((Self.mask(scalars), Dictionary(scalars.map { ($0, 1) }, uniquingKeysWith: +)))
+        }
+        self.prefixes = prefixes
+        self.letters = letters
+    }
+
+    /// Whether an answer to a query with these search words may have changed.
+    public func affects(words: [String]) -> Bool {
+        words.isEmpty || words.contains(where: mayMatch)
+    }
+
+    /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit
+    /// of a prefix — then all but at most one of its letters occur in the lexeme.
+    public func mayMatch(_ word: String) -> Bool {
+        if prefixes.contains(word) { return true }
+        let scalars = Array(word.unicodeScalars)
+        guard scalars.count >= SearchText.typoMinLength else { return false }
+        let wordMask = Self.mask(scalars)
+        let need = scalars.count - 1
+        for (mask, counts) in letters where (wordMask & ~mask).nonzeroBitCount <= 1 {
+            var available = counts, common = 0
+            for scalar in scalars where (available[scalar] ?? 0) > 0 {
+                available[scalar]! -= 1
+                common += 1
+            }
+            if common >= need { return true }
+        }
+        return false
+    }
+
+    private static func mask(_ scalars: [Unicode.Scalar]) -> UInt64 {
+        scalars.reduce(0) { $0 | (1 << UInt64($1.value % 64)) }
+    }
+}
