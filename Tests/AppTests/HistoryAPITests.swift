@@ -275,7 +275,21 @@ struct HistoryAPITests {
                 #expect(statuses == [.ok, .notFound])
                 let holders = try await app.sql.raw("SELECT count(*) AS n FROM library_entries WHERE book_id = \(bind: book)").first()!.decode(column: "n", as: Int.self)
                 #expect(holders == 1)
+                // Opposite moves at once (Ada → Ben and Ben → Ada) both succeed: no deadlock.
+                let other = try await app.makeBook("Other \(round)")
+                try await Self.play(app, parent, child: ben, book: other, [("2026-01-01T10:00:00Z", 5, false)])
+                let third = try await app.makeBook("Third \(round)")
+                try await Self.play(app, parent, child: ada, book: third, [])
+                async let there = app.send(.POST, "/api/v1/children/\(ada)/library/\(third)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+                async let back = app.send(.POST, "/api/v1/children/\(ben)/library/\(other)/move", token: parent.token, json: #"{"to_child_id": \#(ada)}"#)
+                let both = [try await there.status, try await back.status]
+                #expect(both == [.ok, .ok])
             }
+            // The play counts kept by triggers match the plays themselves.
+            let drift = try await app.sql.raw("""
+                SELECT count(*) AS n FROM children c WHERE c.plays_count <> (SELECT count(*) FROM plays p WHERE p.child_id = c.id)
+                """).first()!.decode(column: "n", as: Int.self)
+            #expect(drift == 0)
         }
     }
 
@@ -392,6 +406,20 @@ struct HistoryAPITests {
             }
             #expect(try await app.get("/api/v1/catalog/calendar/2026-02-30", token: parent.token).status == .badRequest)
             #expect(try await app.get("/api/v1/catalog/calendar?month=2026-11").status == .unauthorized)
+        }
+    }
+
+    @Test("the console's book page shows the plays of the last 30 days and how many libraries hold the book")
+    func consoleBookPage() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent(children: ["Ada", "Ben"])
+            let owl = try await app.makeBook("Owl Moon")
+            let recent = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86400))
+            try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent, 10, false), (recent, 20, false), ("2025-01-01T00:00:00Z", 5, false)])
+            try await Self.play(app, parent, child: parent.children[1], book: owl, [])
+            let page = try await app.console(role: .viewer).get("/admin/books/\(owl)").html
+            #expect(page.contains("<dt>Plays, last 30 days</dt><dd>2</dd>"))
+            #expect(page.contains("<dt>In children&#39;s libraries</dt><dd>2</dd>") || page.contains("<dt>In children's libraries</dt><dd>2</dd>"))
         }
     }
 }

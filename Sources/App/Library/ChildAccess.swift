@@ -11,6 +11,17 @@ extension Request {
         return id
     }
 
+    /// `ownedChildID()` with the child's play count and activity counter (moved by every change
+    /// to its plays or library; `migrations/0009`), in the same statement.
+    func ownedChildActivity() async throws -> (id: Int, plays: Int, activity: Int) {
+        guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0,
+              let row = try await sql.raw("""
+                  SELECT plays_count, activity FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try parentID)
+                  """).first()
+        else { throw Problem.notFound("No such child.") }
+        return (id, try row.decode(column: "plays_count", as: Int.self), try row.decode(column: "activity", as: Int.self))
+    }
+
     /// A positive integer path parameter, or the 404 `missing` describes.
     func pathID(_ name: String, missing: String) throws -> Int {
         guard let id = parameters.get(name).flatMap({ Int($0) }), id > 0 else { throw Problem.notFound(missing) }

@@ -16,6 +16,12 @@ struct LibraryTransferController: RouteCollection {
 
     typealias EntryDTO = LibraryController.EntryDTO
 
+    /// Locks both children's rows in id order first: the activity triggers update them, and two
+    /// opposite moves (A → B and B → A) would otherwise lock them in opposite orders (a deadlock).
+    static func lockChildren(_ ids: [Int], on sql: any SQLDatabase) async throws {
+        try await sql.raw("SELECT id FROM children WHERE id = ANY(\(bind: Array(Set(ids)).sorted())) ORDER BY id FOR UPDATE").run()
+    }
+
     /// The body's `to_child_id`, when it names one of the caller's children (404 otherwise).
     private func target(_ body: JSONBody, req: Request) async throws -> Int {
         let id = try body.integer("to_child_id", in: 1...Int(Int32.max))
@@ -32,6 +38,7 @@ struct LibraryTransferController: RouteCollection {
     /// With `preserveProgress` the book's plays go along (copied, or moved).
     static func transfer(book: Int, from source: Int, to target: Int, move: Bool, preserveProgress: Bool,
                          removeSourceOnDuplicate: Bool = false, on sql: any SQLDatabase) async throws -> Outcome {
+        try await lockChildren([source, target], on: sql)
         let taken: [any SQLRow]
         if move {
             taken = try await sql.raw("""

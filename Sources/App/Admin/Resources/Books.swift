@@ -34,6 +34,9 @@ extension AdminResource {
             AdminColumn("duration", "Duration", sql: "CASE WHEN v.status = 'ready' THEN v.duration_seconds END", format: .duration),
             AdminColumn("captions", "Captions", sql: "COALESCE(v.has_captions, false)", format: .boolean),
             AdminColumn("rights", "Rights available now", sql: rightsNow, format: .boolean),
+            AdminColumn("plays_30_days", "Plays, last 30 days",
+                        sql: "(SELECT count(*) FROM plays pl WHERE pl.book_id = t.id AND pl.played_at > now() - interval '30 days')", format: .number),
+            AdminColumn("libraries", "In children's libraries", sql: "(SELECT count(*) FROM library_entries le WHERE le.book_id = t.id)", format: .number),
             AdminColumn("created_at", "Created", format: .datetime), AdminColumn("updated_at", "Updated", format: .datetime),
         ],
         search: AdminSearch(label: "Search title or author") { q in
