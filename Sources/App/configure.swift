@@ -49,6 +49,8 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.queryCounter
     _ = app.catalogCache
     _ = app.verifiedTokens
+    _ = app.statsMemo
+    _ = app.timeZoneNames
 
     try routes(app)
     app.lifecycle.use(CatalogEngineStarter())

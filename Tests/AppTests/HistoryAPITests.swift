@@ -319,6 +319,21 @@ struct HistoryAPITests {
                         #"{"action": "remove", "book_ids": \#(Array(1...101))}"#] {
                 #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token, json: bad).status == .badRequest)
             }
+            // A move: duplicates stay in the source; the rest leave it, with their plays.
+            let three = Array(books[2..<5])
+            let blocked = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                             json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
+            #expect(try blocked.dataObject["affected"] as? Int == 0 && (blocked.dataObject["skipped"] as? [Any])?.count == 3)
+            _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token, json: #"{"action": "remove", "book_ids": \#(three)}"#)
+            try await Self.play(app, parent, child: ada, book: three[0], [("2026-01-01T10:00:00Z", 5, false)])
+            let moved = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                           json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
+            #expect(try moved.dataObject["affected"] as? Int == 3)
+            #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 95)
+            #expect(try await app.get("/api/v1/children/\(ben)/history?book_id=\(three[0])", token: parent.token).meta["total_count"] == 1)
+            // Put them back for the category check below.
+            _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token,
+                                   json: #"{"action": "copy", "to_child_id": \#(ada), "book_ids": \#(three)}"#)
             // A category: 30 books, 28 still missing from Ada's library after the removals.
             let expanded = try await app.send(.POST, "/api/v1/children/\(ada)/library/categories/bedtime", token: parent.token)
             #expect(try expanded.dataObject["added"] as? Int == 2 && expanded.dataObject["skipped"] as? Int == 28)
@@ -420,6 +435,32 @@ struct HistoryAPITests {
             let page = try await app.console(role: .viewer).get("/admin/books/\(owl)").html
             #expect(page.contains("<dt>Plays, last 30 days</dt><dd>2</dd>"))
             #expect(page.contains("<dt>In children&#39;s libraries</dt><dd>2</dd>") || page.contains("<dt>In children's libraries</dt><dd>2</dd>"))
+        }
+    }
+
+    @Test("export of 100,000 plays: every event, in both formats")
+    func largeExport() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent()
+            let child = parent.children[0]
+            var books: [Int] = []
+            for i in 0..<50 { books.append(try await app.makeBook("Book \(i)")) }
+            try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: child), unnest(\(bind: books)::bigint[])").run()
+            try await app.sql.raw("""
+                INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+                SELECT \(bind: child), (\(bind: books)::bigint[])[1 + g % 50], g % 600, g % 7 = 0, now() - g * interval '1 minute'
+                  FROM generate_series(1, 100000) g
+                """).run()
+            let csv = try await app.get("/api/v1/children/\(child)/history/export?format=csv", token: parent.token)
+            #expect(csv.status == .ok)
+            var lines = 0
+            for byte in csv.body.readableBytesView where byte == UInt8(ascii: "\n") { lines += 1 }
+            #expect(lines == 100_001)
+            let json = try await app.get("/api/v1/children/\(child)/history/export", token: parent.token)
+            let groups = try json.dataArray
+            #expect(groups.count == 50)
+            #expect(groups.reduce(0) { $0 + (($1["events"] as? [Any])?.count ?? 0) } == 100_000)
+            #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 100_000)
         }
     }
 }

@@ -129,27 +129,55 @@ struct LibraryTransferController: RouteCollection {
         let ids = try BulkIDs(req).ids
         let preserve = try body.optionalBool("preserve_progress") ?? true
         let target = action == "remove" ? nil : try await target(body, req: req)
-        return ItemDTO(data: try await req.transaction { sql -> BulkResultDTO in
-            var affected = 0
-            var skipped: [BulkResultDTO.Skipped] = []
-            for book in ids {
-                let outcome: Outcome
-                if let target {
-                    outcome = try await Self.transfer(book: book, from: source, to: target, move: action == "move",
-                                                      preserveProgress: preserve, on: sql)
-                } else {
-                    let gone = try await sql.raw("DELETE FROM library_entries WHERE child_id = \(bind: source) AND book_id = \(bind: book) RETURNING id").all()
-                    outcome = gone.isEmpty ? .missing : .done
-                }
-                switch outcome {
-                case .done: affected += 1
-                case .duplicate: skipped.append(.init(bookId: book, reason: "duplicate"))
-                case .missing: throw Problem(status: .notFound, code: "not_found",
-                                             detail: "Book \(book) is not in this child's library; nothing was changed.", field: "book_ids")
-                }
-            }
-            return BulkResultDTO(affected: affected, skipped: skipped)
+        return ItemDTO(data: try await req.transaction { sql in
+            try await Self.bulk(action: action, ids: ids, from: source, to: target, preserveProgress: preserve, on: sql)
         })
+    }
+
+    /// The bulk change as a few set-wide statements (not a loop over books): the source's entries
+    /// are checked, the target's inserted at once (duplicates are what the insert skipped), the
+    /// plays copied or moved, the moved entries removed from the source.
+    static func bulk(action: String, ids: [Int], from source: Int, to target: Int?, preserveProgress: Bool,
+                     on sql: any SQLDatabase) async throws -> BulkResultDTO {
+        try await lockChildren([source] + (target.map { [$0] } ?? []), on: sql)
+        // Copy and move take active books; remove takes whatever is in the library.
+        let present = Set(try await sql.raw("""
+            SELECT le.book_id FROM library_entries le JOIN books b ON b.id = le.book_id
+             WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR b.status = 'active')
+            """).all().map { try $0.decode(column: "book_id", as: Int.self) })
+        if let missing = ids.first(where: { !present.contains($0) }) {
+            throw Problem(status: .notFound, code: "not_found",
+                          detail: "Book \(missing) is not in this child's library; nothing was changed.", field: "book_ids")
+        }
+        guard let target else {
+            try await sql.raw("DELETE FROM library_entries WHERE child_id = \(bind: source) AND book_id = ANY(\(bind: ids))").run()
+            return BulkResultDTO(affected: ids.count, skipped: [])
+        }
+        let move = action == "move"
+        let inserted = Set(try await sql.raw("""
+            INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
+            SELECT \(bind: target), le.book_id, CASE WHEN \(bind: move) THEN le.added_at ELSE now() END,
+                   CASE WHEN \(bind: preserveProgress) THEN le.last_played_at END
+              FROM library_entries le WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids))
+            ON CONFLICT (child_id, book_id) DO NOTHING RETURNING book_id
+            """).all().map { try $0.decode(column: "book_id", as: Int.self) })
+        let done = ids.filter { inserted.contains($0) }
+        if preserveProgress && !done.isEmpty {
+            if move {
+                try await sql.raw("UPDATE plays SET child_id = \(bind: target) WHERE child_id = \(bind: source) AND book_id = ANY(\(bind: done))").run()
+            } else {
+                try await sql.raw("""
+                    INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+                    SELECT \(bind: target), book_id, position_seconds, completed, played_at FROM plays
+                     WHERE child_id = \(bind: source) AND book_id = ANY(\(bind: done)) ORDER BY played_at, id
+                    """).run()
+            }
+        }
+        if move && !done.isEmpty {
+            try await sql.raw("DELETE FROM library_entries WHERE child_id = \(bind: source) AND book_id = ANY(\(bind: done))").run()
+        }
+        return BulkResultDTO(affected: done.count,
+                             skipped: ids.filter { !inserted.contains($0) }.map { .init(bookId: $0, reason: "duplicate") })
     }
 
     /// The body's `book_ids`: 1 to 100 positive integers (repeats count once).
