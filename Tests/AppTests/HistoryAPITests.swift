@@ -463,4 +463,35 @@ struct HistoryAPITests {
             #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 100_000)
         }
     }
+
+    @Test("the console's Most played report: by plays or minutes, narrowed by category and publisher, as CSV")
+    func mostPlayedReport() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent(children: ["Ada", "Ben"])
+            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
+            let moonlight = try await app.makePublisher("Moonlight")
+            let owl = try await app.makeBook("Owl Moon", publisher: moonlight, categories: [bedtime])
+            let bear = try await app.makeBook("Bear Hunt")
+            let recent = { (hours: Double) in ISO8601DateFormatter().string(from: Date().addingTimeInterval(-hours * 3600)) }
+            // Owl: three short plays by two children; Bear: one long play.
+            try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent(5), 60, false), (recent(4), 120, false)])
+            try await Self.play(app, parent, child: parent.children[1], book: owl, [(recent(3), 60, false)])
+            try await Self.play(app, parent, child: parent.children[0], book: bear, [(recent(2), 900, true), ("2024-01-01T00:00:00Z", 9000, false)])
+            let client = try await app.console(role: .viewer)
+            let byPlays = try await client.get("/admin/reports/plays").html
+            #expect(byPlays.contains("Most played"))
+            let owlAt = byPlays.range(of: "Owl Moon")?.lowerBound, bearAt = byPlays.range(of: "Bear Hunt")?.lowerBound
+            #expect(owlAt != nil && bearAt != nil && owlAt! < bearAt!)
+            let byMinutes = try await client.get("/admin/reports/plays?order=minutes").html
+            let owlM = byMinutes.range(of: "Owl Moon")?.lowerBound, bearM = byMinutes.range(of: "Bear Hunt")?.lowerBound
+            #expect(owlM != nil && bearM != nil && bearM! < owlM!)
+            #expect(!(try await client.get("/admin/reports/plays?category=\(bedtime)")).html.contains("Bear Hunt"))
+            #expect(!(try await client.get("/admin/reports/plays?publisher=\(moonlight)")).html.contains("Bear Hunt"))
+            let csv = try await client.get("/admin/reports/plays.csv?order=minutes")
+            let lines = csv.html.split(separator: "\r\n").map(String.init)
+            // Owl: 60 + (120 − 60) for Ada, 60 for Ben = 3 minutes; Bear: 900 s = 15 (the 2024 play is outside the period).
+            #expect(lines == ["rank,book_id,title,publisher,plays,children,minutes", "1,\(bear),Bear Hunt,,1,1,15", "2,\(owl),Owl Moon,Moonlight,3,2,3"])
+            #expect(try await ConsoleClient(app).get("/admin/reports/plays").status != .ok)   // signed out
+        }
+    }
 }

@@ -11,6 +11,7 @@ enum AdminRoutes {
         let signedIn = admin.grouped(StaffAuthMiddleware()).grouped(CSRFMiddleware())
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
+        try signedIn.register(collection: PlaysReportController())
         for resource in resources {
             try signedIn.register(collection: ResourceController(resource: resource))
         }

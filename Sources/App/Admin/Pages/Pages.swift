@@ -20,7 +20,8 @@ struct LayoutView: Encodable {
         let items: [(String, String, String)] = [
             ("Dashboard", AdminPath.dashboard, "dashboard"), ("Books", "/admin/books", "books"),
             ("Categories", "/admin/categories", "categories"), ("Publishers", "/admin/publishers", "publishers"),
-            ("Video assets", "/admin/video_assets", "video_assets"), ("Audit log", AdminPath.audit, "audit"),
+            ("Video assets", "/admin/video_assets", "video_assets"), ("Most played", AdminPath.playsReport, "reports"),
+            ("Audit log", AdminPath.audit, "audit"),
         ] + (user?.isAdmin == true ? [("Staff", "/admin/staff_users", "staff_users")] : [])
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()

@@ -4,6 +4,7 @@ enum AdminPath {
     static let login = "/admin/login"
     static let logout = "/admin/logout"
     static let audit = "/admin/audit"
+    static let playsReport = "/admin/reports/plays"
 
     /// The list path of `resource`, under its parent record when nested.
     static func list(_ resource: AdminResource, parentID: Int?) -> String {
