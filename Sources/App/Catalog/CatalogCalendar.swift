@@ -58,10 +58,7 @@ struct CatalogCalendarController: RouteCollection {
         init(_ query: QueryParameters, req: Request) async throws {
             zone = try await req.timeZone(query)
             if let child = try query.integer("child_id", in: 1...Int(Int32.max), what: "a positive integer") {
-                guard try await req.sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: child) AND parent_id = \(bind: try req.parentID)").first() != nil else {
-                    throw Problem.notFound("No such child.")
-                }
-                self.child = child
+                self.child = try await req.requireOwnChild(child)
             } else {
                 child = nil
             }

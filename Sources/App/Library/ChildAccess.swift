@@ -5,9 +5,16 @@ extension Request {
     /// The path's `:child_id` when it names one of the caller's children. Anything else — not a
     /// number, unknown, another parent's — is the same 404.
     func ownedChildID() async throws -> Int {
-        guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0,
-              try await sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try parentID)").first() != nil
-        else { throw Problem.notFound("No such child.") }
+        guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such child.") }
+        return try await requireOwnChild(id)
+    }
+
+    /// `id` when it names one of the caller's children; otherwise the 404 `missing` describes.
+    @discardableResult
+    func requireOwnChild(_ id: Int, missing: String = "No such child.") async throws -> Int {
+        guard try await sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try parentID)").first() != nil else {
+            throw Problem.notFound(missing)
+        }
         return id
     }
 

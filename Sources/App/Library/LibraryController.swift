@@ -100,13 +100,6 @@ struct LibraryController: RouteCollection {
         return id
     }
 
-    private func pathBookID(_ req: Request) throws -> Int {
-        guard let id = req.parameters.get("book_id").flatMap({ Int($0) }), id > 0 else {
-            throw Problem.notFound("No such book in this library.")
-        }
-        return id
-    }
-
     @Sendable
     func list(req: Request) async throws -> Response {
         let childID = try ownedChild(req)
@@ -204,7 +197,7 @@ struct LibraryController: RouteCollection {
     @Sendable
     func remove(req: Request) async throws -> HTTPStatus {
         let childID = try ownedChild(req)
-        let bookID = try pathBookID(req)
+        let bookID = try req.pathID("book_id", missing: "No such book in this library.")
         let deleted = try await req.sql.raw("""
             DELETE FROM library_entries le USING children c
              WHERE le.child_id = c.id AND c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
@@ -219,7 +212,7 @@ struct LibraryController: RouteCollection {
     @Sendable
     func play(req: Request) async throws -> Response {
         let childID = try ownedChild(req)
-        let bookID = try pathBookID(req)
+        let bookID = try req.pathID("book_id", missing: "No such book in this library.")
         let body = try JSONBody(req)
         let position = try body.integer("position_seconds", in: 0...(7 * 24 * 3600))
         let completed = try body.bool("completed")

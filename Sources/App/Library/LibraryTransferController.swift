@@ -24,11 +24,7 @@ struct LibraryTransferController: RouteCollection {
 
     /// The body's `to_child_id`, when it names one of the caller's children (404 otherwise).
     private func target(_ body: JSONBody, req: Request) async throws -> Int {
-        let id = try body.integer("to_child_id", in: 1...Int(Int32.max))
-        guard try await req.sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try req.parentID)").first() != nil else {
-            throw Problem.notFound("No such child to copy or move to.")
-        }
-        return id
+        try await req.requireOwnChild(try body.integer("to_child_id", in: 1...Int(Int32.max)), missing: "No such child to copy or move to.")
     }
 
     enum Outcome { case done, duplicate, missing }
