@@ -249,6 +249,50 @@ struct SecurityTests {
         try await app.asyncShutdown()
     }
 
+    @Test("a database that goes away under the app and comes back: 503s meanwhile, then served again without a restart")
+    func databaseRecovers() async throws {
+        let database = try await TestDatabase.create()
+        var target = URLComponents(string: TestDatabase.url(for: database))!
+        let relay = try await TCPRelay(targetPort: target.port ?? 5432)
+        target.host = "127.0.0.1"
+        target.port = relay.port
+        try await relay.start()
+        let app = try await Application.make(.testing)
+        app.logger.logLevel = .critical
+        app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
+        var settings = testSettings(database: database)
+        settings.databaseURL = target.string!
+        do {
+            try await configure(app, settings: settings)
+            #expect(try await app.get("/api/v1/catalog/categories").status == .ok)
+            #expect(try await app.get("/healthz").status == .ok)
+
+            await relay.stop()                      // every pooled connection drops; nothing listens
+            for _ in 0..<5 {
+                let started = Date()
+                let response = try await app.get("/api/v1/catalog/categories?outage=\(UUID())")
+                #expect(response.status == .serviceUnavailable)
+                #expect(try response.json["code"] as? String == "unavailable")
+                #expect(Date().timeIntervalSince(started) < 8)
+            }
+            #expect(try await app.get("/healthz").status == .serviceUnavailable)
+
+            try await relay.start()                 // PostgreSQL is back: no restart of the app
+            var recovered = false
+            for _ in 0..<50 where !recovered {
+                recovered = try await app.get("/api/v1/catalog/categories?back=\(UUID())").status == .ok
+                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(recovered)
+            #expect(try await app.get("/healthz").status == .ok)
+        } catch {
+            Issue.record(error, "\(String(reflecting: error))")
+        }
+        try await app.asyncShutdown()
+        await relay.shutdown()
+        try await TestDatabase.drop(database)
+    }
+
     @Test("tokens: the header must say HS256, nbf is checked, a forged algorithm is a 401")
     func jwtHeader() async throws {
         try await withApp { app in
