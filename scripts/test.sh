@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 export PG_FAST=1
 scripts/db.sh up
 # Databases left behind by an interrupted run.
-scripts/db.sh psql -d postgres -tAc "SELECT datname FROM pg_database WHERE datname LIKE 'st\_%'" |
+scripts/db.sh psql -d postgres -tAc "SELECT datname FROM pg_database WHERE datname ~ '^st_[0-9]+_'" |
     while read -r name; do [ -n "$name" ] && scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null; done
 export STORYTIME_TEST_DATABASE_URL=$(scripts/db.sh url postgres)
 

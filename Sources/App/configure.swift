@@ -49,7 +49,8 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.queryCounter
     _ = app.catalogCache
     _ = app.verifiedTokens
-    _ = app.statsMemo
+    _ = app.childStates
+    _ = app.childAnswers
     _ = app.timeZoneNames
 
     try routes(app)

@@ -34,6 +34,17 @@ public enum Instants {
         return (year, month)
     }
 
+    /// Today's date `YYYY-MM-DD` in the IANA zone `zone` by this machine's clock (`""` for a
+    /// zone Foundation does not know).
+    public static func today(in zone: String, now: Date = Date()) -> String {
+        guard let timeZone = TimeZone(identifier: zone) else { return "" }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: now)
+        guard let year = parts.year, let month = parts.month, let day = parts.day else { return "" }
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+
     public static func daysIn(year: Int, month: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28

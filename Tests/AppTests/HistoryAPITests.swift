@@ -494,4 +494,43 @@ struct HistoryAPITests {
             #expect(try await ConsoleClient(app).get("/admin/reports/plays").status != .ok)   // signed out
         }
     }
+
+    @Test("answers kept per child change with the child's plays and library, the catalog, the day and the rights clock")
+    func keptAnswers() async throws {
+        try await withApp { app in
+            let parent = try await app.makeParent(children: ["Ada"])
+            let ada = parent.children[0]
+            let owl = try await app.makeBook("Owl Moon", duration: 600)
+            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 300, false)])
+            let paths = ["history", "continue", "library", "stats"].map { "/api/v1/children/\(ada)/\($0)" }
+            for path in paths { #expect(try await app.get(path, token: parent.token).status == .ok) }   // kept now
+            for path in paths {   // a kept answer costs the one statement that reads the child's state
+                #expect(try await app.countQueries { _ = try await app.get(path, token: parent.token) } == 1, "\(path)")
+            }
+            let title = { (path: String) async throws -> String? in
+                let data = try await app.get(path, token: parent.token).dataArray.first
+                return (data?["book"] as? [String: Any])?["title"] as? String ?? data?["title"] as? String
+            }
+            // A catalog change (a title, by SQL as another instance would) is seen at once.
+            try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: owl)").run()
+            for path in paths.prefix(3) { #expect(try await title(path) == "Owl Night", "\(path)") }
+            // A play (the child's activity) is seen at once: continue empties, history and stats grow.
+            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-02T10:00:00Z", 600, true)])
+            #expect(try await app.get(paths[0], token: parent.token).meta["total_count"] == 2)
+            #expect(try await app.get(paths[1], token: parent.token).meta["total_count"] == 0)
+            #expect(try await app.get(paths[3], token: parent.token).json["data"].flatMap { ($0 as? [String: Any])?["plays"] as? Int } == 2)
+            // Rights that end with no commit at all: the kept library page stops at that instant.
+            try await app.sql.raw("UPDATE rights_windows SET ends_at = now() + interval '1500 milliseconds' WHERE book_id = \(bind: owl)").run()
+            let available = { () async throws -> Bool? in
+                try await app.get(paths[2], token: parent.token).dataArray.first?["rights_available"] as? Bool
+            }
+            #expect(try await available() == true)
+            #expect(try await available() == true)       // from the kept answer
+            try await Task.sleep(for: .milliseconds(1700))
+            #expect(try await available() == false)
+            // A kept answer is never another parent's.
+            let stranger = try await app.makeParent()
+            for path in paths { #expect(try await app.get(path, token: stranger.token).status == .notFound) }
+        }
+    }
 }

@@ -35,61 +35,46 @@ final class CatalogCache: Sendable {
     private let state = NIOLockedValueBox(State())
 
     typealias Reading = (generation: Generation, maxTermID: Int)
-    private struct Gate {
-        var running = false
-        var waiting: [EventLoopPromise<Reading>] = []
-    }
-    private let gate = NIOLockedValueBox(Gate())
 
-    /// The current generation and the newest vocabulary id.
-    ///
-    /// Concurrent requests share one read: a request joins the batch that the next statement will
-    /// answer, and a batch is closed before its statement is sent, so every answer was read after
-    /// its request arrived — a change committed before a request arrives is always seen. Under
-    /// load one statement answers many requests; alone, a request costs one statement.
-    /// Future-based: a request waits on its own event loop, with no hop to the task pool.
+    /// Keyed by whether the catalog engine serves (the lighter statement suffices then).
+    private let reads = BatchedRead<Bool, Reading> { keys, sql in
+        // A batch with any request from before the engine was ready reads everything for all.
+        let engineServes = !keys.contains(false)
+        return CatalogCache.read(on: sql, engineServes: engineServes).map { reading in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, reading) })
+        }
+    }
+
+    /// The current generation and the newest vocabulary id, read after the request arrived
+    /// (`BatchedRead`: concurrent requests share one statement).
     func current(for req: Request) -> EventLoopFuture<Reading> {
-        let promise = req.eventLoop.makePromise(of: Reading.self)
-        let start = gate.withLockedValue { gate -> Bool in
-            gate.waiting.append(promise)
-            guard !gate.running else { return false }
-            gate.running = true
-            return true
+        let app = req.application
+        let engineServes = app.settings.catalogEngine && app.catalogEngine.isReady
+        return reads.value(for: engineServes, on: req).flatMapThrowing { reading in
+            guard let reading else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
+            self.adopt(reading.generation)
+            return reading
         }
-        // The read serves every request of its batch, so it runs on the application's pool, not
-        // on the request that happened to start it.
-        if start {
-            let app = req.application
-            readBatch(on: app.db.sql(counting: app.queryCounter), engineServes: { app.settings.catalogEngine && app.catalogEngine.isReady })
-        }
-        return promise.futureResult
     }
 
     func current(for req: Request) async throws -> Reading {
         try await current(for: req).get()
     }
 
-    /// `engineServes` is asked per batch: under steady load batches follow each other without
-    /// the gate emptying, and the lighter statement applies from the first batch after the build.
-    private func readBatch(on sql: any SQLDatabase, engineServes: @escaping @Sendable () -> Bool) {
-        let batch = gate.withLockedValue { gate -> [EventLoopPromise<Reading>] in
-            let batch = gate.waiting
-            gate.waiting = []
-            if batch.isEmpty { gate.running = false }
-            return batch
-        }
-        guard !batch.isEmpty else { return }
-        read(on: sql, engineServes: engineServes()).whenComplete { result in
-            for promise in batch { promise.completeWith(result) }
-            // The next batch starts from the loop, never from inside this callback's stack.
-            sql.eventLoop.execute { self.readBatch(on: sql, engineServes: engineServes) }
+    /// A new generation empties the cache.
+    private func adopt(_ generation: Generation) {
+        state.withLockedValue { state in
+            if state.generation != generation {
+                state.generation = generation
+                state.entries.removeAll(keepingCapacity: true)
+            }
         }
     }
 
     /// One statement: the version, the newest vocabulary id and the next rights boundary (two
     /// index probes on rights_windows). While the catalog engine serves, only the version: the
     /// engine evaluates rights against the clock and has its own vocabulary.
-    private func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
+    private static func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
         let statement: SQLQueryString = engineServes
             ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary FROM catalog_state"
             : """
@@ -102,12 +87,6 @@ final class CatalogCache: Sendable {
             guard let row else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
             let generation = Generation(version: try row.decode(column: "version", as: Int.self),
                                         validUntil: try row.decode(column: "next_boundary", as: Date?.self))
-            self.state.withLockedValue { state in
-                if state.generation != generation {
-                    state.generation = generation
-                    state.entries.removeAll(keepingCapacity: true)
-                }
-            }
             return (generation, try row.decode(column: "max_term", as: Int.self))
         }
     }

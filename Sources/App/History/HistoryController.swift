@@ -24,40 +24,42 @@ struct HistoryController: RouteCollection {
         let rewatch: Bool
     }
 
+    /// A page depends only on the child's plays and the catalog (titles, covers, durations):
+    /// kept in `ChildAnswers` until either changes.
     @Sendable
     func list(req: Request) async throws -> Response {
-        let child = try await req.ownedChildActivity()
-        let childID = child.id
+        let child = try await req.ownedChildState()
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
         let filter = try await HistoryFilter(query, req: req)
-        let condition = filter.condition(child: childID)
-        // Unfiltered, the total is the child's play count, kept by triggers.
-        let total = filter.isEmpty ? child.plays
-            : try await req.sql.raw("SELECT count(*) AS n FROM plays p WHERE \(condition)").first()!.decode(column: "n", as: Int.self)
-        var items: [ItemDTO] = []
-        if page.offset < total {
-            // A rewatch: the child had completed the book in an earlier play (one index probe per row).
-            // The page's plays first; then, for those only, the book and whether it is a rewatch
-            // (the child had completed the book in an earlier play: one probe of a partial index).
-            let rows = try await req.sql.raw("""
-                SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
-                       EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
-                                  AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
-                  FROM (SELECT p.* FROM plays p WHERE \(condition)
-                         ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) p
-                  JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
-                 ORDER BY p.played_at DESC, p.id DESC
-                """).all()
-            items = try rows.map { row in
-                ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
-                        positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
-                        completed: try row.decode(column: "completed", as: Bool.self),
-                        playedAt: try row.decode(column: "played_at", as: Date.self),
-                        rewatch: try row.decode(column: "rewatch", as: Bool.self))
+        return try await req.childAnswer(child, route: "history") {
+            let condition = filter.condition(child: child.id)
+            // Unfiltered, the total is the child's play count, kept by triggers.
+            let total = filter.isEmpty ? child.plays
+                : try await req.sql.raw("SELECT count(*) AS n FROM plays p WHERE \(condition)").first()!.decode(column: "n", as: Int.self)
+            var items: [ItemDTO] = []
+            if page.offset < total {
+                // The page's plays first; then, for those only, the book and whether it is a rewatch
+                // (the child had completed the book in an earlier play: one probe of a partial index).
+                let rows = try await req.sql.raw("""
+                    SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
+                           EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
+                                      AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
+                      FROM (SELECT p.* FROM plays p WHERE \(condition)
+                             ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) p
+                      JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
+                     ORDER BY p.played_at DESC, p.id DESC
+                    """).all()
+                items = try rows.map { row in
+                    ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
+                            positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
+                            completed: try row.decode(column: "completed", as: Bool.self),
+                            playedAt: try row.decode(column: "played_at", as: Date.self),
+                            rewatch: try row.decode(column: "rewatch", as: Bool.self))
+                }
             }
+            return (try paged(items, page: page, total: total, query: query, req: req), nil)
         }
-        return try paged(items, page: page, total: total, query: query, req: req)
     }
 
     @Sendable
@@ -130,40 +132,44 @@ struct HistoryController: RouteCollection {
         }
     }
 
-    /// Books of the library started and not completed, most recently played first; active books only.
+    /// Books of the library started and not completed, most recently played first; active books
+    /// only. Kept in `ChildAnswers` until the child's state changes or a shown book's rights do.
     @Sendable
     func continueWatching(req: Request) async throws -> Response {
-        let childID = try await req.ownedChildID()
+        let child = try await req.ownedChildState()
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
-        // The latest play of each book in the library: one index probe per entry.
-        let latest: SQLQueryString = """
-            SELECT le.book_id, l.position_seconds, l.completed, l.played_at
-              FROM library_entries le
-              CROSS JOIN LATERAL (SELECT position_seconds, completed, played_at FROM plays
-                                   WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
-             WHERE le.child_id = \(bind: childID)
-            """
-        let total = try await req.sql.raw("""
-            SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
-            """).first()!.decode(column: "n", as: Int.self)
-        var items: [ContinueDTO] = []
-        if page.offset < total {
-            let rows = try await req.sql.raw("""
-                SELECT \(BookDTO.columns), l.position_seconds AS last_position, l.played_at AS last_played,
-                       \(unsafeRaw: progressSQL(position: "l.position_seconds", completed: "l.completed")) AS progress
-                  FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
-                 WHERE NOT l.completed AND b.status = 'active'
-                 ORDER BY l.played_at DESC, b.id DESC
-                 LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
-                """).all()
-            items = try rows.map { row in
+        return try await req.childAnswer(child, route: "continue") {
+            // The latest play of each book in the library: one index probe per entry.
+            let latest: SQLQueryString = """
+                SELECT le.book_id, l.position_seconds, l.completed, l.played_at
+                  FROM library_entries le
+                  CROSS JOIN LATERAL (SELECT position_seconds, completed, played_at FROM plays
+                                       WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
+                 WHERE le.child_id = \(bind: child.id)
+                """
+            let total = try await req.sql.raw("""
+                SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
+                """).first()!.decode(column: "n", as: Int.self)
+            var rows: [any SQLRow] = []
+            if page.offset < total {
+                rows = try await req.sql.raw("""
+                    SELECT \(BookDTO.columns), l.position_seconds AS last_position, l.played_at AS last_played,
+                           \(unsafeRaw: progressSQL(position: "l.position_seconds", completed: "l.completed")) AS progress,
+                           \(unsafeRaw: nextRightsChangeSQL("b")) AS next_rights_change
+                      FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
+                     WHERE NOT l.completed AND b.status = 'active'
+                     ORDER BY l.played_at DESC, b.id DESC
+                     LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
+                    """).all()
+            }
+            let items = try rows.map { row in
                 ContinueDTO(book: try BookDTO(row: row), positionSeconds: try row.decode(column: "last_position", as: Int.self),
                             lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
                             progress: try row.decode(column: "progress", as: Double?.self))
             }
+            return (try paged(items, page: page, total: total, query: query, req: req), try nextRightsChange(of: rows))
         }
-        return try paged(items, page: page, total: total, query: query, req: req)
     }
 }
 

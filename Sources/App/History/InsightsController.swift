@@ -56,26 +56,23 @@ struct InsightsController: RouteCollection {
         }
     }
 
-    /// Statistics are kept per child, period and zone until anything they read changes: the
-    /// fingerprint is the child's activity counter (moved by every change to its plays or library,
-    /// `migrations/0009`), the catalog version (categories) and today's date in the zone — one
-    /// row read, in the statement that checks the child is the caller's.
+    /// Statistics are kept per child, period, zone and day (`ChildAnswers`) until the child's
+    /// plays or library or the catalog (categories) change. The day in a key is the one the
+    /// database computed with (the answer's `to`); a request looks under today by its own clock,
+    /// so around midnight a clock ahead of the database's only misses until they agree.
     @Sendable
     func stats(req: Request) async throws -> Response {
-        guard let childID = req.parameters.get("child_id").flatMap({ Int($0) }), childID > 0 else { throw Problem.notFound("No such child.") }
+        let child = try await req.ownedChildState()
         let query = QueryParameters(query: req.url.query)
         let period = try query.choice("period", as: Period.self, allowed: Period.allCases) ?? .all
         let zone = try await req.timeZone(query)
-        guard let fingerprint = try await req.sql.raw("""
-            SELECT c.activity || '|' || (SELECT version FROM catalog_state) || '|' || (now() AT TIME ZONE \(bind: zone))::date AS f
-              FROM children c WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
-            """).first()?.decode(column: "f", as: String.self) else { throw Problem.notFound("No such child.") }
-        let key = "\(childID)|\(period.rawValue)|\(zone)"
-        let memo = req.application.statsMemo
-        if let body = memo.body(for: key, fingerprint: fingerprint) { return jsonResponse(body) }
-        let body = try encode(ItemDTO(data: try await compute(req: req, child: childID, period: period, zone: zone)))
-        memo.store(body, for: key, fingerprint: fingerprint)
-        return jsonResponse(body)
+        let key = { (day: String) in "stats|\(child.id)|\(period.rawValue)|\(zone)|\(day)" }
+        let answers = req.application.childAnswers
+        if let response = answers.response(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint) { return response }
+        let stats = try await compute(req: req, child: child.id, period: period, zone: zone)
+        let response = jsonResponse(try encode(ItemDTO(data: stats)))
+        answers.store(response, for: key(stats.to), fingerprint: child.fingerprint)
+        return response
     }
 
     private func compute(req: Request, child childID: Int, period: Period, zone: String) async throws -> StatsDTO {
@@ -142,33 +139,5 @@ struct InsightsController: RouteCollection {
             minutesWatched: try row.decode(column: "seconds", as: Int.self) / 60,
             currentStreak: streaks.current, longestStreak: streaks.longest,
             series: try decoder.decode([StatsDTO.Day].self, from: Data(series.utf8)))
-    }
-}
-
-/// Computed statistics by child, period and zone, each with the fingerprint it was computed at.
-final class StatsMemo: Sendable {
-    static let limit = 10_000
-    private let entries = NIOLockedValueBox([String: (fingerprint: String, body: ByteBuffer)]())
-
-    func body(for key: String, fingerprint: String) -> ByteBuffer? {
-        entries.withLockedValue { $0[key].flatMap { $0.fingerprint == fingerprint ? $0.body : nil } }
-    }
-
-    func store(_ body: ByteBuffer, for key: String, fingerprint: String) {
-        entries.withLockedValue {
-            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
-            $0[key] = (fingerprint, body)
-        }
-    }
-}
-
-private struct StatsMemoKey: StorageKey { typealias Value = StatsMemo }
-
-extension Application {
-    var statsMemo: StatsMemo {
-        if let memo = storage[StatsMemoKey.self] { return memo }
-        let memo = StatsMemo()
-        storage[StatsMemoKey.self] = memo
-        return memo
     }
 }

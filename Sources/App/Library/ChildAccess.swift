@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
@@ -18,20 +19,112 @@ extension Request {
         return id
     }
 
-    /// `ownedChildID()` with the child's play count and activity counter (moved by every change
-    /// to its plays or library; `migrations/0009`), in the same statement.
-    func ownedChildActivity() async throws -> (id: Int, plays: Int, activity: Int) {
+    /// The path's child when it is the caller's, with its play count, activity counter (moved by
+    /// every change to its plays or library; `migrations/0009`) and the catalog version, read
+    /// after this request arrived — one statement shared by concurrent requests (`ChildStates`).
+    func ownedChildState() async throws -> ChildState {
         guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0,
-              let row = try await sql.raw("""
-                  SELECT plays_count, activity FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try parentID)
-                  """).first()
+              let state = try await application.childStates.reads.value(for: .init(child: id, parent: try parentID), on: self).get()
         else { throw Problem.notFound("No such child.") }
-        return (id, try row.decode(column: "plays_count", as: Int.self), try row.decode(column: "activity", as: Int.self))
+        return state
+    }
+
+    /// This request's answer about `child` from `ChildAnswers` when the child's state is the one
+    /// it was computed at; otherwise `compute`'s (an answer and when it stops being right), kept.
+    func childAnswer(_ child: ChildState, route: String,
+                     compute: () async throws -> (response: Response, validUntil: Date?)) async throws -> Response {
+        let key = "\(route)|\(child.id)|\(url.query ?? "")"
+        let answers = application.childAnswers
+        if let response = answers.response(for: key, fingerprint: child.fingerprint) { return response }
+        let (response, validUntil) = try await compute()
+        answers.store(response, for: key, fingerprint: child.fingerprint, validUntil: validUntil)
+        return response
     }
 
     /// A positive integer path parameter, or the 404 `missing` describes.
     func pathID(_ name: String, missing: String) throws -> Int {
         guard let id = parameters.get(name).flatMap({ Int($0) }), id > 0 else { throw Problem.notFound(missing) }
         return id
+    }
+}
+
+/// What answers about a child depend on besides the request: its plays and library (`activity`)
+/// and the catalog (`catalogVersion`).
+struct ChildState: Sendable {
+    let id: Int
+    let plays: Int
+    let activity: Int
+    let catalogVersion: Int
+
+    /// Equal fingerprints: the same plays, library and catalog.
+    var fingerprint: String { "\(activity)|\(catalogVersion)" }
+}
+
+/// Children's states, read in batches (`BatchedRead`): a key names the child and the parent
+/// asking, and a child of another parent has no value.
+final class ChildStates: Sendable {
+    struct Key: Hashable, Sendable { let child: Int; let parent: Int }
+
+    let reads = BatchedRead<Key, ChildState> { keys, sql in
+        sql.raw("""
+            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version
+              FROM children c CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
+            """).all().flatMapThrowing { rows in
+            var states: [Key: ChildState] = [:]
+            for row in rows {
+                let key = Key(child: try row.decode(column: "id", as: Int.self), parent: try row.decode(column: "parent_id", as: Int.self))
+                states[key] = ChildState(id: key.child, plays: try row.decode(column: "plays_count", as: Int.self),
+                                         activity: try row.decode(column: "activity", as: Int.self),
+                                         catalogVersion: try row.decode(column: "version", as: Int.self))
+            }
+            return states
+        }
+    }
+}
+
+/// Answers about children (history pages, statistics, continue watching, library pages), each
+/// kept with the fingerprint it was computed at and, when it shows rights that change with the
+/// clock, the instant it stops being right. Exact: an answer is served only while the child's
+/// state is the same and the instant has not come.
+final class ChildAnswers: Sendable {
+    static let limit = 10_000
+    private struct Entry { let fingerprint: String; let validUntil: Date?; let body: ByteBuffer; let link: String? }
+    private let entries = NIOLockedValueBox([String: Entry]())
+
+    func response(for key: String, fingerprint: String) -> Response? {
+        guard let entry = entries.withLockedValue({ $0[key] }), entry.fingerprint == fingerprint,
+              entry.validUntil.map({ $0 > Date() }) ?? true else { return nil }
+        let response = jsonResponse(entry.body)
+        if let link = entry.link { response.headers.replaceOrAdd(name: "Link", value: link) }
+        return response
+    }
+
+    /// Keeps `response` (a JSON body, perhaps a Link header) for `key`.
+    func store(_ response: Response, for key: String, fingerprint: String, validUntil: Date? = nil) {
+        guard let body = response.body.buffer else { return }
+        let entry = Entry(fingerprint: fingerprint, validUntil: validUntil, body: body, link: response.headers.first(name: "Link"))
+        entries.withLockedValue {
+            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
+            $0[key] = entry
+        }
+    }
+}
+
+extension Application {
+    private struct ChildStatesKey: StorageKey { typealias Value = ChildStates }
+    private struct ChildAnswersKey: StorageKey { typealias Value = ChildAnswers }
+
+    var childStates: ChildStates {
+        if let states = storage[ChildStatesKey.self] { return states }
+        let states = ChildStates()
+        storage[ChildStatesKey.self] = states
+        return states
+    }
+
+    var childAnswers: ChildAnswers {
+        if let answers = storage[ChildAnswersKey.self] { return answers }
+        let answers = ChildAnswers()
+        storage[ChildAnswersKey.self] = answers
+        return answers
     }
 }

@@ -100,27 +100,32 @@ struct LibraryController: RouteCollection {
         return id
     }
 
+    /// A page is kept in `ChildAnswers` until the child's plays or library or the catalog change,
+    /// or a shown book's rights start or end; "leaving within N days" moves with the clock, so
+    /// those pages are always computed.
     @Sendable
     func list(req: Request) async throws -> Response {
-        let childID = try ownedChild(req)
+        let child = try await req.ownedChildState()
         let query = QueryParameters(query: req.url.query)
         let parameters = try LibraryParameters(query)
         // "Watch it before it goes": only books whose rights end within N days.
-        var leaving: SQLQueryString = ""
-        if let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") {
-            leaving = " AND storytime_rights_ends_at(b.id, now()) <= now() + make_interval(days => \(bind: days)::int)"
+        guard let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") else {
+            return try await req.childAnswer(child, route: "library") {
+                try await page(of: child.id, parameters, leaving: "", query: query, req: req)
+            }
         }
+        let leaving: SQLQueryString = " AND storytime_rights_ends_at(b.id, now()) <= now() + make_interval(days => \(bind: days)::int)"
+        return try await page(of: child.id, parameters, leaving: leaving, query: query, req: req).response
+    }
+
+    private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, query: QueryParameters,
+                      req: Request) async throws -> (response: Response, validUntil: Date?) {
         let sql = req.sql
-        // One statement checks the child and counts its library: no row means not the caller's.
-        guard let countRow = try await sql.raw("""
-            SELECT (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
-                     WHERE le.child_id = c.id AND b.status = 'active'\(leaving)) AS n
-              FROM children c WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
-            """).first() else {
-            throw Problem.notFound("No such child.")
-        }
-        let total = try countRow.decode(column: "n", as: Int.self)
-        var entries: [EntryDTO] = []
+        let total = try await sql.raw("""
+            SELECT count(*) AS n FROM library_entries le JOIN books b ON b.id = le.book_id
+             WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
+            """).first()!.decode(column: "n", as: Int.self)
+        var rows: [any SQLRow] = []
         if parameters.page.offset < total {
             let order: String
             switch parameters.sort {
@@ -128,16 +133,16 @@ struct LibraryController: RouteCollection {
             case .title: order = "lower(b.title) ASC, b.id ASC"
             case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
             }
-            let rows = try await sql.raw("""
-                SELECT \(EntryDTO.columns)
+            rows = try await sql.raw("""
+                SELECT \(EntryDTO.columns), \(unsafeRaw: nextRightsChangeSQL("b")) AS next_rights_change
                   FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
                  WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
                  ORDER BY \(unsafeRaw: order)
                  LIMIT \(bind: parameters.page.perPage) OFFSET \(bind: parameters.page.offset)
                 """).all()
-            entries = try rows.map(EntryDTO.init(row:))
         }
-        return try paged(entries, page: parameters.page, total: total, query: query, req: req)
+        let entries = try rows.map(EntryDTO.init(row:))
+        return (try paged(entries, page: parameters.page, total: total, query: query, req: req), try nextRightsChange(of: rows))
     }
 
     /// Adds a book. Checks in the contract's order: body (400), child (404), already there (409),
