@@ -3,9 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "storytime",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "App", targets: ["App"]),
+        // The parents' app client library: `.product(name: "StorytimeKit", package: "storytime")`.
+        .library(name: "StorytimeKit", targets: ["StorytimeKit"]),
+        .executable(name: "storytime", targets: ["StorytimeCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
@@ -15,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt", from: "5.2.0"),
         .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
     ],
     targets: [
         // Pure logic with no Vapor and no database: parameter parsing, search words, SQL scripts.
@@ -33,13 +40,37 @@ let package = Package(
             ],
             path: "Sources/App"
         ),
+        // The client is generated at build time from `public/openapi.json` (the document the
+        // server serves and is fuzzed against; `openapi.json` in the target is a link to it).
+        .target(
+            name: "StorytimeKit",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+            ],
+            path: "Sources/StorytimeKit",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .executableTarget(name: "StorytimeCLI", dependencies: ["StorytimeKit"], path: "Sources/StorytimeCLI",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(
             name: "AppTests",
             dependencies: [
                 .target(name: "App"),
+                "StorytimeKit",
                 .product(name: "VaporTesting", package: "vapor"),
             ],
             path: "Tests/AppTests"
+        ),
+        .testTarget(
+            name: "StorytimeKitTests",
+            dependencies: [
+                "StorytimeKit",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
+            path: "Tests/StorytimeKitTests",
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(name: "CoreTests", dependencies: ["Core"], path: "Tests/CoreTests"),
     ],

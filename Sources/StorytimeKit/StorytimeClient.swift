@@ -1,0 +1,262 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
+
+/// The Storytime parent API for apps: sign in once, then one async method per route. Models are
+/// the OpenAPI document's own (`Book`, `LibraryEntry`, …), generated at build time from the
+/// document the server serves, so a field that drifts breaks the app's build rather than its users.
+///
+/// The token is kept in memory; a 401 signs in again once with the same credentials and retries.
+/// Errors are `StorytimeError`s.
+public final class StorytimeClient: Sendable {
+    private let api: Client
+    private let session: Session
+
+    /// A client of the server at `baseURL` (e.g. `https://api.storytime.example`), over URLSession.
+    public convenience init(baseURL: URL) {
+        self.init(baseURL: baseURL, transport: URLSessionTransport())
+    }
+
+    /// A client over any transport (tests use an in-memory one).
+    public init(baseURL: URL, transport: any ClientTransport) {
+        let session = Session()
+        self.session = session
+        api = Client(serverURL: baseURL, transport: transport,
+                     middlewares: [ProblemMiddleware(), BearerMiddleware(session: session)])
+    }
+
+    // MARK: Signing in
+
+    /// Signs in and keeps the token (and, to renew it on a 401, the credentials, in memory only).
+    public func signIn(email: String, password: String) async throws {
+        let token = try await perform {
+            try await $0.createToken(body: .json(.init(email: email, password: password))).ok.body.json
+        }
+        await session.signedIn(token: token.accessToken, email: email, password: password)
+    }
+
+    /// Forgets the token and the credentials.
+    public func signOut() async {
+        await session.signOut()
+    }
+
+    /// The bearer token in use, if signed in.
+    public var token: String? {
+        get async { await session.token }
+    }
+
+    // MARK: Catalog
+
+    /// A page of the catalog: every parameter of `GET /catalog/books`.
+    public func books(q: String? = nil, age: Int? = nil, publisher: Int? = nil, category: String? = nil,
+                      sort: BookSort? = nil, page: Int? = nil, perPage: Int? = nil) async throws -> BookPage {
+        try await authorized {
+            try await $0.listBooks(query: .init(q: q, age: age, publisher: publisher, category: category,
+                                                page: page, perPage: perPage, sort: sort)).ok.body.json
+        }
+    }
+
+    /// The page the catalog screen's filter asks for.
+    public func books(_ filter: CatalogFilterState) async throws -> BookPage {
+        try await books(q: filter.searchText, age: filter.age, category: filter.categorySlug,
+                        page: filter.currentPage, perPage: filter.perPage)
+    }
+
+    public func book(id: Int) async throws -> Book {
+        try await authorized { try await $0.getBook(path: .init(id: id)).ok.body.json.data }
+    }
+
+    public func categories() async throws -> [Category] {
+        try await perform { try await $0.listCategories().ok.body.json.data }
+    }
+
+    /// The month grid of arrivals and departures (`month` as `YYYY-MM`).
+    public func calendar(month: String? = nil, childID: Int? = nil, timeZone: String? = nil) async throws -> CalendarMonth {
+        try await authorized {
+            try await $0.catalogCalendar(query: .init(month: month, childId: childID, tz: timeZone)).ok.body.json.data
+        }
+    }
+
+    /// One day of the calendar in full (`date` as `YYYY-MM-DD`).
+    public func calendarDay(_ date: String, kind: CalendarKind? = nil, childID: Int? = nil, timeZone: String? = nil,
+                            page: Int? = nil, perPage: Int? = nil) async throws -> CalendarDayPage {
+        try await authorized {
+            try await $0.catalogCalendarDay(path: .init(date: date),
+                                            query: .init(kind: kind, childId: childID, tz: timeZone, page: page, perPage: perPage)).ok.body.json
+        }
+    }
+
+    // MARK: Children and libraries
+
+    public func children() async throws -> [Child] {
+        try await authorized { try await $0.listChildren().ok.body.json.data }
+    }
+
+    public func library(childID: Int, sort: LibrarySort? = nil, page: Int? = nil, perPage: Int? = nil,
+                        leavingWithinDays: Int? = nil) async throws -> LibraryPage {
+        try await authorized {
+            try await $0.listLibrary(path: .init(childId: childID),
+                                     query: .init(sort: sort, page: page, perPage: perPage, leavingWithinDays: leavingWithinDays)).ok.body.json
+        }
+    }
+
+    @discardableResult
+    public func addToLibrary(childID: Int, bookID: Int) async throws -> LibraryEntry {
+        try await authorized {
+            try await $0.addToLibrary(path: .init(childId: childID), body: .json(.init(bookId: bookID))).created.body.json.data
+        }
+    }
+
+    public func removeFromLibrary(childID: Int, bookID: Int) async throws {
+        try await authorized { _ = try await $0.removeFromLibrary(path: .init(childId: childID, bookId: bookID)).noContent }
+    }
+
+    /// Records a play; `playedAt` backdates it (past or now).
+    @discardableResult
+    public func recordPlay(childID: Int, bookID: Int, positionSeconds: Int, completed: Bool = false,
+                           playedAt: Date? = nil) async throws -> Play {
+        try await authorized {
+            try await $0.recordPlay(path: .init(childId: childID, bookId: bookID),
+                                    body: .json(.init(positionSeconds: positionSeconds, completed: completed, playedAt: playedAt))).created.body.json.data
+        }
+    }
+
+    /// Copies an entry to another of the parent's children.
+    @discardableResult
+    public func copyEntry(childID: Int, bookID: Int, to target: Int, preserveProgress: Bool = false) async throws -> LibraryEntry {
+        try await authorized {
+            try await $0.copyLibraryEntry(path: .init(childId: childID, bookId: bookID),
+                                          body: .json(.init(toChildId: target, preserveProgress: preserveProgress))).created.body.json.data
+        }
+    }
+
+    /// Moves an entry to another child; `removeSourceOnDuplicate` removes it from the source when
+    /// the target already has it.
+    @discardableResult
+    public func moveEntry(childID: Int, bookID: Int, to target: Int, preserveProgress: Bool = false,
+                          removeSourceOnDuplicate: Bool = false) async throws -> LibraryEntry {
+        try await authorized {
+            try await $0.moveLibraryEntry(path: .init(childId: childID, bookId: bookID),
+                                          body: .json(.init(toChildId: target, preserveProgress: preserveProgress,
+                                                            onDuplicate: removeSourceOnDuplicate ? .removeSource : nil))).ok.body.json.data
+        }
+    }
+
+    /// Copies, moves or removes up to 100 books at once; duplicates are skipped and reported.
+    public func bulk(childID: Int, action: BulkAction, bookIDs: [Int], to target: Int? = nil,
+                     preserveProgress: Bool = false) async throws -> BulkResult {
+        try await authorized {
+            try await $0.bulkLibrary(path: .init(childId: childID),
+                                     body: .json(.init(action: action, bookIds: bookIDs, toChildId: target,
+                                                       preserveProgress: preserveProgress))).ok.body.json.data
+        }
+    }
+
+    /// Adds every available book of a category (slug or id), at most `limit`.
+    public func addCategory(childID: Int, category: String, limit: Int? = nil) async throws -> CategoryAddResult {
+        try await authorized {
+            try await $0.addCategoryToLibrary(path: .init(childId: childID, category: category),
+                                              body: .json(.init(limit: limit))).ok.body.json.data
+        }
+    }
+
+    // MARK: History and insights
+
+    /// Plays newest first; `from`/`to` as RFC 3339 date-times or `YYYY-MM-DD` days in `timeZone`.
+    public func history(childID: Int, from: String? = nil, to: String? = nil, bookID: Int? = nil, timeZone: String? = nil,
+                        page: Int? = nil, perPage: Int? = nil) async throws -> HistoryPage {
+        try await authorized {
+            try await $0.listHistory(path: .init(childId: childID),
+                                     query: .init(from: from, to: to, bookId: bookID, tz: timeZone, page: page, perPage: perPage)).ok.body.json
+        }
+    }
+
+    public func removePlay(childID: Int, playID: Int) async throws {
+        try await authorized { _ = try await $0.removePlay(path: .init(childId: childID, playId: playID)).noContent }
+    }
+
+    /// Removes all of one book's viewing data for the child.
+    public func removeHistory(childID: Int, bookID: Int) async throws {
+        try await authorized {
+            _ = try await $0.removeBookHistory(path: .init(childId: childID), query: .init(bookId: bookID)).noContent
+        }
+    }
+
+    /// The whole history as JSON (grouped by book; decoded against the document, then encoded
+    /// again) or CSV (one play a row, as the server sends it).
+    public func exportHistory(childID: Int, format: ExportFormat = .json) async throws -> Data {
+        try await authorized {
+            let ok = try await $0.exportHistory(path: .init(childId: childID), query: .init(format: format)).ok
+            switch ok.body {
+            case .json(let export): return try JSONEncoder().encode(export)
+            case .csv(let body): return try await Data(collecting: body, upTo: 256 * 1024 * 1024)
+            }
+        }
+    }
+
+    public func continueWatching(childID: Int, page: Int? = nil, perPage: Int? = nil) async throws -> ContinuePage {
+        try await authorized {
+            try await $0.continueWatching(path: .init(childId: childID), query: .init(page: page, perPage: perPage)).ok.body.json
+        }
+    }
+
+    public func stats(childID: Int, period: StatsPeriod? = nil, timeZone: String? = nil) async throws -> Stats {
+        try await authorized {
+            try await $0.childStats(path: .init(childId: childID), query: .init(period: period, tz: timeZone)).ok.body.json.data
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Runs a call, turning whatever it throws into a `StorytimeError`.
+    private func perform<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
+        do { return try await call(api) } catch { throw StorytimeError.from(error) }
+    }
+
+    /// Runs a call that needs the token; a 401 signs in again once and retries.
+    private func authorized<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
+        guard let credentials = await session.credentials else { throw .notSignedIn }
+        do {
+            return try await perform(call)
+        } catch .unauthorized {
+            try await signInAgain(credentials)
+            return try await perform(call)
+        }
+    }
+
+    private func signInAgain(_ credentials: Session.Credentials) async throws(StorytimeError) {
+        do { try await signIn(email: credentials.email, password: credentials.password) } catch { throw StorytimeError.from(error) }
+    }
+}
+
+/// The token and the credentials that renew it.
+actor Session {
+    struct Credentials: Sendable { let email: String; let password: String }
+    private(set) var token: String?
+    private(set) var credentials: Credentials?
+
+    func signedIn(token: String, email: String, password: String) {
+        self.token = token
+        credentials = Credentials(email: email, password: password)
+    }
+
+    func signOut() {
+        token = nil
+        credentials = nil
+    }
+}
+
+/// Sends the session's token with every operation but sign-in.
+struct BearerMiddleware: ClientMiddleware {
+    let session: Session
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if operationID != "createToken", let token = await session.token {
+            request.headerFields[.authorization] = "Bearer \(token)"
+        }
+        return try await next(request, body, baseURL)
+    }
+}

@@ -1,0 +1,145 @@
+@testable import App
+import Foundation
+import StorytimeKit
+import Testing
+import Vapor
+
+/// StorytimeKit over real HTTP (URLSession) against the real server on a fresh database.
+@Suite("StorytimeKit against the live server")
+struct StorytimeKitLiveTests {
+    /// The app listening on a free loopback port, with the catalog engine built.
+    static func withServer(tokenLifetime: TimeInterval = 3600, _ body: (Application, URL) async throws -> Void) async throws {
+        let database = try await TestDatabase.create()
+        let app = try await Application.make(.testing)
+        app.logger.logLevel = .warning
+        app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
+        var settings = testSettings(database: database)
+        settings.tokenLifetime = tokenLifetime
+        do {
+            try await configure(app, settings: settings)
+            try await app.catalogEngine.build(on: app.db)
+            app.http.server.configuration.hostname = "127.0.0.1"
+            app.http.server.configuration.port = 0
+            try await app.server.start(address: nil)
+            guard let port = app.http.server.shared.localAddress?.port else { throw TestFailure("the server has no port") }
+            try await body(app, URL(string: "http://127.0.0.1:\(port)")!)
+        } catch {
+            Issue.record(error)
+        }
+        await app.server.shutdown()
+        try await app.asyncShutdown()
+        try await TestDatabase.drop(database)
+    }
+
+    @Test("every route through the client: catalog, detail, categories, children, library, plays, history, insights, transfers, calendar")
+    func everyRoute() async throws {
+        try await Self.withServer { app, url in
+            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
+            let owl = try await app.makeBook("Owl Moon", ages: 2...5, categories: [bedtime], duration: 330)
+            let bear = try await app.makeBook("Bear Hunt", ages: 4...8, categories: [bedtime])
+            let later = try await app.makeBook("Later Book", rights: .upcoming)
+            try await app.catalogEngine.build(on: app.db)
+            _ = try await app.makeParent(email: "kit@example.com", password: "kit password", children: ["Ada", "Ben"])
+            let client = StorytimeClient(baseURL: url)
+            try await client.signIn(email: "kit@example.com", password: "kit password")
+
+            let found = try await client.books(q: "owl", age: 3, category: "bedtime", sort: .relevance, page: 1, perPage: 10)
+            #expect(found.data.map(\.id) == [owl] && found.meta.totalCount == 1)
+            #expect(try await client.book(id: owl).durationSeconds == 330)
+            await #expect(throws: StorytimeError.notFound(detail: "No such book.")) { try await client.book(id: 999_999) }
+            #expect(try await client.categories().map(\.slug).contains("bedtime"))
+            let children = try await client.children()
+            #expect(children.map(\.name) == ["Ada", "Ben"])
+            let ada = children[0].id, ben = children[1].id
+
+            let entry = try await client.addToLibrary(childID: ada, bookID: owl)
+            #expect(entry.value1.id == owl)
+            // A 409 and a 422 surface as typed errors with the server's codes.
+            do {
+                try await client.addToLibrary(childID: ada, bookID: owl)
+                Issue.record("no 409")
+            } catch let error as StorytimeError {
+                #expect(error.code == "duplicate")
+            }
+            do {
+                try await client.addToLibrary(childID: ada, bookID: later)
+                Issue.record("no 422")
+            } catch let error as StorytimeError {
+                guard case .unprocessable(let code, _) = error else { Issue.record("\(error)"); return }
+                #expect(code == "rights_unavailable")
+            }
+            let play = try await client.recordPlay(childID: ada, bookID: owl, positionSeconds: 120,
+                                                   playedAt: Date(timeIntervalSince1970: 1_790_000_000))
+            #expect(play.positionSeconds == 120)
+            try await client.recordPlay(childID: ada, bookID: owl, positionSeconds: 200)
+            #expect(try await client.library(childID: ada, sort: .recentlyWatched).data.map(\.value1.id) == [owl])
+            let history = try await client.history(childID: ada, bookID: owl, timeZone: "Europe/Paris", page: 1, perPage: 10)
+            #expect(history.meta.totalCount == 2 && history.data.first?.positionSeconds == 200)
+            #expect(try await client.continueWatching(childID: ada).data.count == 1)
+            #expect(try await client.stats(childID: ada, period: .all, timeZone: "UTC").plays == 2)
+            let exported = try await client.exportHistory(childID: ada, format: .csv)
+            #expect(String(decoding: exported, as: UTF8.self).split(whereSeparator: \.isNewline).count == 3)
+            try await client.removePlay(childID: ada, playID: history.data[1].id)
+            try await client.removeHistory(childID: ada, bookID: owl)
+            #expect(try await client.history(childID: ada).meta.totalCount == 0)
+
+            #expect(try await client.copyEntry(childID: ada, bookID: owl, to: ben).value1.id == owl)
+            try await client.removeFromLibrary(childID: ben, bookID: owl)
+            #expect(try await client.moveEntry(childID: ada, bookID: owl, to: ben).value1.id == owl)
+            let bulk = try await client.bulk(childID: ben, action: .copy, bookIDs: [owl], to: ada)
+            #expect(bulk.affected == 1)
+            let added = try await client.addCategory(childID: ben, category: "bedtime")
+            #expect(added.added == 1)                                             // bear; owl was there
+            #expect(try await client.library(childID: ben).meta.totalCount == 2)
+            _ = bear
+
+            let month = try await client.calendar(month: "2026-11", childID: ada, timeZone: "UTC")
+            #expect(month.days.count == 42)
+            let day = try await client.calendarDay("2026-11-23", kind: .arriving)
+            #expect(day.meta.totalCount >= 0)
+        }
+    }
+
+    @Test("walking every page of a filter gives exactly its total, each book once")
+    func walkPages() async throws {
+        try await Self.withServer { app, url in
+            for index in 0..<57 { _ = try await app.makeBook("Moon Walk \(index)", ages: 3...6) }
+            _ = try await app.makeBook("Moon Too Old", ages: 9...12)
+            try await app.catalogEngine.build(on: app.db)
+            _ = try await app.makeParent(email: "walk@example.com", password: "walk password")
+            let client = StorytimeClient(baseURL: url)
+            try await client.signIn(email: "walk@example.com", password: "walk password")
+            let browser = CatalogBrowser(client: client, filter: CatalogFilterState(query: "moon", perPage: 10))
+            await browser.setAgeRange(.earlyReader)
+            await browser.settle()
+            while await browser.hasMorePages {
+                await browser.itemAppeared(at: await browser.books.count - 1)
+                await browser.settle()
+            }
+            let books = await browser.books
+            #expect(await browser.totalCount == 57)
+            #expect(books.count == 57 && Set(books.map(\.id)).count == 57)
+            #expect(await browser.error == nil)
+        }
+    }
+
+    @Test("an expired token is renewed once, over HTTP; wrong credentials are a typed 401")
+    func tokenRenewal() async throws {
+        try await Self.withServer(tokenLifetime: 1) { app, url in
+            _ = try await app.makeParent(email: "renew@example.com", password: "renew password")
+            let client = StorytimeClient(baseURL: url)
+            do {
+                try await client.signIn(email: "renew@example.com", password: "wrong")
+                Issue.record("signed in with a wrong password")
+            } catch let error as StorytimeError {
+                #expect(error.code == "invalid_credentials")
+            }
+            try await client.signIn(email: "renew@example.com", password: "renew password")
+            let first = await client.token
+            try await Task.sleep(for: .milliseconds(2100))   // past the one-second lifetime (and nbf/exp rounding)
+            #expect(try await client.children().count == 1)
+            let second = await client.token
+            #expect(first != nil && second != nil && first != second)
+        }
+    }
+}
