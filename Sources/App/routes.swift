@@ -10,5 +10,7 @@ func routes(_ app: Application) throws {
     try api.register(collection: InsightsController())
     try api.register(collection: LibraryTransferController())
     try api.register(collection: CatalogCalendarController())
+    try api.register(collection: ControlsController())
+    try api.register(collection: AccountController())
     try AdminRoutes.register(on: app)
 }

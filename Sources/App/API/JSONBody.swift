@@ -3,8 +3,8 @@ import Vapor
 /// A JSON request body read field by field, so each problem names its field: malformed JSON is
 /// `invalid_body`; a missing or mistyped field is `invalid_parameter` with `field`.
 struct JSONBody: Sendable {
-    enum Value: Decodable, Sendable {
-        case integer(Int), number(Double), string(String), bool(Bool), null, array, object
+    indirect enum Value: Decodable, Sendable {
+        case integer(Int), number(Double), string(String), bool(Bool), null, array([Value]), object([String: Value])
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
@@ -13,15 +13,52 @@ struct JSONBody: Sendable {
             else if let value = try? container.decode(Int.self) { self = .integer(value) }
             else if let value = try? container.decode(Double.self) { self = .number(value) }
             else if let value = try? container.decode(String.self) { self = .string(value) }
-            else if (try? container.decode([Skip].self)) != nil { self = .array }
-            else { self = .object }
+            else if let values = try? container.decode([Value].self) { self = .array(values) }
+            else { self = .object((try? container.decode([String: Value].self)) ?? [:]) }
         }
     }
 
-    /// Accepts any JSON value without keeping it.
-    private struct Skip: Decodable { init(from decoder: any Decoder) throws {} }
-
     let fields: [String: Value]?
+
+    init(fields: [String: Value]?) { self.fields = fields }
+
+    /// Whether the body has `name` at all (a `null` counts: it clears).
+    func has(_ name: String) -> Bool { fields?[name] != nil }
+
+    /// Present and `null`.
+    func isNull(_ name: String) -> Bool {
+        if case .null? = fields?[name] { return true }
+        return false
+    }
+
+    /// `name` as a nested object (`null` and absent are nil).
+    func object(_ name: String) throws -> JSONBody? {
+        switch fields?[name] {
+        case nil, .null?: return nil
+        case .object(let fields)?: return JSONBody(fields: fields)
+        default: throw Problem.invalidParameter(name, "\(name) must be an object or null")
+        }
+    }
+
+    /// `name` as a list of distinct positive integers (at most `limit`; repeats count once, the
+    /// order kept); `null` is the empty list, absent nil.
+    func integerList(_ name: String, limit: Int) throws -> [Int]? {
+        switch fields?[name] {
+        case nil: return nil
+        case .null?: return []
+        case .array(let values)?:
+            var seen = Set<Int>(), list: [Int] = []
+            for value in values {
+                guard case .integer(let id) = value, id > 0 else {
+                    throw Problem.invalidParameter(name, "\(name) must be a list of positive integers")
+                }
+                if seen.insert(id).inserted { list.append(id) }
+            }
+            guard list.count <= limit else { throw Problem.invalidParameter(name, "\(name) may hold at most \(limit) ids") }
+            return list
+        default: throw Problem.invalidParameter(name, "\(name) must be a list of positive integers")
+        }
+    }
 
     init(_ request: Request) throws {
         guard let buffer = request.body.data, buffer.readableBytes > 0 else {

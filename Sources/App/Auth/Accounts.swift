@@ -20,12 +20,12 @@ enum Accounts {
     }
 
     /// Creates the parent and their children in one transaction.
-    static func createParent(email: String, passwordHash: String, children: [String], on sql: any SQLDatabase) async throws -> Int {
+    static func createParent(email: String, passwordHash: String, children: [String], timeZone: String = "UTC", on sql: any SQLDatabase) async throws -> Int {
         do {
             // One statement, so the parent and the children land together or not at all.
             let row = try await sql.raw("""
                 WITH parent AS (
-                    INSERT INTO parents (email, password_hash) VALUES (\(bind: email), \(bind: passwordHash)) RETURNING id
+                    INSERT INTO parents (email, password_hash, time_zone) VALUES (\(bind: email), \(bind: passwordHash), \(bind: timeZone)) RETURNING id
                 ), kids AS (
                     INSERT INTO children (parent_id, name)
                     SELECT parent.id, name FROM parent, unnest(\(bind: children)::text[]) WITH ORDINALITY AS c(name, n) ORDER BY n

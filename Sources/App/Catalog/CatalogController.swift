@@ -15,50 +15,67 @@ struct CatalogController: RouteCollection {
     }
 
     /// Future-based: when the engine is current, the request is answered on its event loop as
-    /// soon as the version read returns; otherwise (catch-up, SQL path) it continues as a task.
+    /// soon as the version read returns; otherwise (catch-up, SQL path, a child's controls) it
+    /// continues as a task.
     @Sendable
     func books(req: Request) throws -> EventLoopFuture<Response> {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
+        let child = try Self.childID(query)
         return req.application.catalogCache.current(for: req).flatMap { reading in
             let linked = { (body: ByteBuffer, total: Int) -> Response in
                 let response = jsonResponse(body)
                 response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: total))
                 return response
             }
-            if let engine = Self.currentEngine(req, version: reading.generation.version) {
+            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version) {
                 let (body, total) = engine.page(parameters, now: Date())
                 return req.eventLoop.makeSucceededFuture(linked(body, total))
             }
             return req.eventLoop.makeFutureWithTask {
-                let (body, total) = try await Self.booksBody(parameters, reading: reading, req: req)
+                let scope = try await Self.scope(of: child, req: req)
+                let (body, total) = try await Self.booksBody(parameters, scope: scope, reading: reading, req: req)
                 return linked(body, total)
             }
         }
     }
 
+    /// `child_id`: a child whose family controls narrow the catalog (one of the caller's).
+    static func childID(_ query: QueryParameters) throws -> Int? {
+        try query.integer("child_id", in: 1...Int(Int64.max), what: "a positive integer")
+    }
+
+    /// What `child`'s controls leave of the catalog; nil when there is no child or no control
+    /// narrows it (the shared, kept answers serve it). Another parent's child is a 404.
+    static func scope(of child: Int?, req: Request) async throws -> CatalogScope? {
+        guard let child else { return nil }
+        let (controls, library) = try await req.ownChildControls(child, withLibrary: true)
+        let scope = controls.scope(library: library)
+        return scope.isEmpty ? nil : scope
+    }
+
     /// The list body from the engine once caught up, else from the response cache or SQL.
-    private static func booksBody(_ parameters: CatalogParameters, reading: CatalogCache.Reading, req: Request) async throws -> (ByteBuffer, Int) {
+    private static func booksBody(_ parameters: CatalogParameters, scope: CatalogScope?, reading: CatalogCache.Reading, req: Request) async throws -> (ByteBuffer, Int) {
         let (generation, maxTermID) = reading
         if let engine = try await engine(req, version: generation.version) {
-            return engine.page(parameters, now: Date())
+            return engine.page(parameters, scope: scope, now: Date())
         }
         let cache = req.application.catalogCache
         let key = "books\u{1}" + parameters.cacheKey
-        if let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
-        let result = try await list(parameters, maxTermID: maxTermID, req: req)
+        if scope == nil, let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
+        let result = try await list(parameters, scope: scope, maxTermID: maxTermID, req: req)
         let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
                                                                   totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
         let entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
-        cache.store(entry, for: key, in: generation)
+        if scope == nil { cache.store(entry, for: key, in: generation) }
         return (entry.body, entry.totalCount)
     }
 
     /// The count and the page for `parameters`, the search expanded with typo alternatives.
     /// Searches count and page in one statement; plain lists use the partial indexes for the
     /// page and skip it past the end.
-    static func list(_ parameters: CatalogParameters, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
-        let queries = CatalogQueries(sql: req.sql)
+    static func list(_ parameters: CatalogParameters, scope: CatalogScope? = nil, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
+        let queries = CatalogQueries(sql: req.sql, scope: scope)
         if !parameters.words.isEmpty {
             var lexicon = TypoVocabulary()
             if parameters.words.contains(where: { $0.count >= SearchText.typoMinLength }) {
@@ -93,26 +110,31 @@ struct CatalogController: RouteCollection {
     @Sendable
     func book(req: Request) throws -> EventLoopFuture<Response> {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
+        let child = try Self.childID(QueryParameters(query: req.url.query))
         return req.application.catalogCache.current(for: req).flatMap { reading in
-            if let engine = Self.currentEngine(req, version: reading.generation.version) {
+            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version) {
                 guard let body = engine.book(id, now: Date()) else { return req.eventLoop.makeFailedFuture(Problem.notFound("No such book.")) }
                 return req.eventLoop.makeSucceededFuture(jsonResponse(body))
             }
-            return req.eventLoop.makeFutureWithTask { jsonResponse(try await Self.bookBody(id, generation: reading.generation, req: req)) }
+            return req.eventLoop.makeFutureWithTask {
+                let scope = try await Self.scope(of: child, req: req)
+                return jsonResponse(try await Self.bookBody(id, scope: scope, generation: reading.generation, req: req))
+            }
         }
     }
 
-    private static func bookBody(_ id: Int, generation: CatalogCache.Generation, req: Request) async throws -> ByteBuffer {
+    /// A book a child's controls hide is answered as an unknown one: 404.
+    private static func bookBody(_ id: Int, scope: CatalogScope?, generation: CatalogCache.Generation, req: Request) async throws -> ByteBuffer {
         if let engine = try await engine(req, version: generation.version) {
-            guard let body = engine.book(id, now: Date()) else { throw Problem.notFound("No such book.") }
+            guard let body = engine.book(id, scope: scope, now: Date()) else { throw Problem.notFound("No such book.") }
             return body
         }
         let cache = req.application.catalogCache
         let key = "book\u{1}\(id)"
-        if let hit = cache.entry(key, in: generation) { return hit.body }
-        guard let book = try await CatalogQueries(sql: req.sql).book(id: id) else { throw Problem.notFound("No such book.") }
+        if scope == nil, let hit = cache.entry(key, in: generation) { return hit.body }
+        guard let book = try await CatalogQueries(sql: req.sql, scope: scope).book(id: id) else { throw Problem.notFound("No such book.") }
         let entry = CatalogCache.Entry(body: try encode(ItemDTO(data: book)), totalCount: 1, etag: nil)
-        cache.store(entry, for: key, in: generation)
+        if scope == nil { cache.store(entry, for: key, in: generation) }
         return entry.body
     }
 

@@ -6,6 +6,8 @@ import Vapor
 /// most three statements (typo vocabulary refresh, count, page) whatever `per_page` is.
 struct CatalogQueries {
     let sql: any SQLDatabase
+    /// A child's family controls (`?child_id=`): every statement keeps to what they leave.
+    var scope: CatalogScope? = nil
 
     /// A search ready for SQL: the tsquery of all words with their typo alternatives, and the
     /// same restricted to titles ("A") and to titles or authors ("AB") for ranking.
@@ -32,7 +34,7 @@ struct CatalogQueries {
     }
 
     func filter(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
-        var conditions: [SQLQueryString] = ["b.status = 'active'"]
+        var conditions: [SQLQueryString] = ["b.status = 'active'"] + scopeConditions
         if let search {
             conditions.append("b.search_vector @@ \(bind: search.any)::tsquery")
         }
@@ -51,6 +53,22 @@ struct CatalogQueries {
             conditions.append("EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = \(id))")
         }
         return conditions.joined(separator: " AND ")
+    }
+
+    /// The conditions of `scope` (CatalogScope's rules, as the engine applies them).
+    private var scopeConditions: [SQLQueryString] {
+        guard let scope, !scope.isEmpty else { return [] }
+        var conditions: [SQLQueryString] = []
+        if let maxAge = scope.maxAge { conditions.append("b.age_min <= \(bind: maxAge)") }
+        if let allowed = scope.allowed { conditions.append("b.id = ANY(\(bind: allowed)::bigint[])") }
+        if !scope.blockedBooks.isEmpty { conditions.append("NOT (b.id = ANY(\(bind: scope.blockedBooks)::bigint[]))") }
+        if !scope.blockedPublishers.isEmpty {
+            conditions.append("(b.publisher_id IS NULL OR NOT (b.publisher_id = ANY(\(bind: scope.blockedPublishers)::bigint[])))")
+        }
+        if !scope.blockedCategories.isEmpty {
+            conditions.append("NOT EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = ANY(\(bind: scope.blockedCategories)::bigint[]))")
+        }
+        return conditions
     }
 
     func countQuery(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
@@ -154,10 +172,11 @@ struct CatalogQueries {
         return FacetsDTO(categories: categories, ageBands: ageBands)
     }
 
-    /// One active book, or nil.
+    /// One active book (that the scope leaves visible), or nil.
     func book(id: Int) async throws -> BookDTO? {
-        try await sql.raw("""
-            SELECT \(BookDTO.columns) FROM books b \(BookDTO.joins) WHERE b.id = \(bind: id) AND b.status = 'active'
+        let conditions = (["b.id = \(bind: id)", "b.status = 'active'"] + scopeConditions).joined(separator: " AND ")
+        return try await sql.raw("""
+            SELECT \(BookDTO.columns) FROM books b \(BookDTO.joins) WHERE \(conditions)
             """).first().map(BookDTO.init(row:))
     }
 

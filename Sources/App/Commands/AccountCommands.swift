@@ -32,14 +32,14 @@ struct StaffCreateCommand: StorytimeCommand {
 /// `parent create --email E --password P [--child NAME]...`.
 struct ParentCommand: StorytimeCommandGroup {
     let name = "parent"
-    var help: String { "Manages parent accounts: 'parent create --email E --password P [--child NAME]...', 'parent unlock --email E'." }
+    var help: String { "Manages parent accounts: 'parent create --email E --password P [--child NAME]... [--time-zone Z]', 'parent unlock --email E'." }
     var subcommands: [String: any AnyAsyncCommand] { ["create": ParentCreateCommand(), "unlock": UnlockCommand(kind: .parent)] }
 }
 
 struct ParentCreateCommand: StorytimeCommand {
-    let options: Set<String> = ["email", "password", "child"]
-    let usage = "App parent create --email E --password P [--child NAME]..."
-    var help: String { "Creates a parent account, with one child per --child." }
+    let options: Set<String> = ["email", "password", "child", "time-zone"]
+    let usage = "App parent create --email E --password P [--child NAME]... [--time-zone IANA-NAME]"
+    var help: String { "Creates a parent account, with one child per --child; family controls read days and bedtimes in --time-zone (default UTC)." }
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
         let email = try validateEmail(arguments.required("email"))
@@ -48,9 +48,14 @@ struct ParentCreateCommand: StorytimeCommand {
         guard children.allSatisfy({ !$0.isEmpty && $0.count <= 100 }) else {
             throw Abort(.badRequest, reason: "--child needs a name of 1 to 100 characters")
         }
+        let zone = try arguments.single("time-zone") ?? "UTC"
         let hash = try context.application.password.hash(password)
+        let zones = context.application.timeZoneNames
         let id = try await context.withDatabase { sql in
-            try await Accounts.createParent(email: email, passwordHash: hash, children: children, on: sql)
+            guard try await zones.isFamilyZone(zone, on: sql) else {
+                throw Abort(.badRequest, reason: "--time-zone must be an IANA time zone name such as Europe/Paris")
+            }
+            return try await Accounts.createParent(email: email, passwordHash: hash, children: children, timeZone: zone, on: sql)
         }
         let names = children.isEmpty ? "no children" : "children \(children.joined(separator: ", "))"
         context.console.print("Created parent \(email) (id \(id)) with \(names).")

@@ -15,6 +15,13 @@ final class TimeZoneNames: Sendable {
         names.withLockedValue { $0 = known }
         return known.contains(name)
     }
+
+    /// A zone a family may live in: PostgreSQL and Foundation both know it (days are cut in SQL
+    /// for statistics and in Swift for bedtimes and budgets).
+    func isFamilyZone(_ name: String, on sql: any SQLDatabase) async throws -> Bool {
+        guard name.utf8.count <= 64, FamilyClock(timeZone: name) != nil else { return false }
+        return try await contains(name, on: sql)
+    }
 }
 
 private struct TimeZoneNamesKey: StorageKey { typealias Value = TimeZoneNames }

@@ -146,7 +146,7 @@ struct LibraryController: RouteCollection {
     }
 
     /// Adds a book. Checks in the contract's order: body (400), child (404), already there (409),
-    /// unknown book (404), rights not available now (422).
+    /// unknown book (404), kept out by the child's controls (422), rights not available now (422).
     @Sendable
     func add(req: Request) async throws -> Response {
         let childID = try ownedChild(req)
@@ -156,7 +156,8 @@ struct LibraryController: RouteCollection {
         guard let state = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: bookID)) AS duplicate,
                    b.id IS NOT NULL AS found,
-                   \(unsafeRaw: rightsAvailableSQL("b")) AS rights
+                   \(unsafeRaw: rightsAvailableSQL("b")) AS rights,
+                   b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
               FROM children c LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
             """).first() else {
@@ -164,6 +165,7 @@ struct LibraryController: RouteCollection {
         }
         if try state.decode(column: "duplicate", as: Bool.self) { throw Self.duplicate }
         guard try state.decode(column: "found", as: Bool.self) else { throw Problem.notFound("No such book.") }
+        if try state.decode(column: "blocked", as: Bool.self) { throw Self.blocked }
         guard try state.decode(column: "rights", as: Bool.self) else {
             throw Problem(status: .unprocessableEntity, code: "rights_unavailable",
                           detail: "This book cannot be watched right now: its rights are not available.")
@@ -197,6 +199,9 @@ struct LibraryController: RouteCollection {
         return date
     }
 
+    static let blocked = Problem(status: .unprocessableEntity, code: "blocked_by_controls",
+                                 detail: "The child's family controls keep this book out (too old for them, or blocked).")
+
     static let duplicate = Problem(status: .conflict, code: "duplicate", detail: "This book is already in the child's library.")
 
     @Sendable
@@ -222,6 +227,7 @@ struct LibraryController: RouteCollection {
         let position = try body.integer("position_seconds", in: 0...(7 * 24 * 3600))
         let completed = try body.bool("completed")
         let playedAt = try Self.playedAt(body)
+        try await PlayAllowance.requireAllowed(child: childID, book: bookID, req: req)
         guard let row = try await req.sql.raw("""
             WITH entry AS (
                 UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))

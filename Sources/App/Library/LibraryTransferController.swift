@@ -27,7 +27,7 @@ struct LibraryTransferController: RouteCollection {
         try await req.requireOwnChild(try body.integer("to_child_id", in: 1...Int(Int32.max)), missing: "No such child to copy or move to.")
     }
 
-    enum Outcome { case done, duplicate, missing }
+    enum Outcome { case done, duplicate, missing, blocked }
 
     /// Copies (or moves) one entry inside a transaction. A move deletes the source first, so of
     /// two concurrent moves of one entry the second finds nothing (404) and changes nothing.
@@ -53,10 +53,18 @@ struct LibraryTransferController: RouteCollection {
         let addedAt = move ? try entry.decode(column: "added_at", as: Date.self) : Date()
         let inserted = try await sql.raw("""
             INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
-            VALUES (\(bind: target), \(bind: book), \(bind: addedAt), \(bind: lastPlayed))
+            SELECT \(bind: target), \(bind: book), \(bind: addedAt), \(bind: lastPlayed)
+             WHERE NOT storytime_blocked_for_child(\(bind: target), \(bind: book))
             ON CONFLICT (child_id, book_id) DO NOTHING RETURNING id
             """).all()
-        guard !inserted.isEmpty else { return move && removeSourceOnDuplicate ? .done : .duplicate }
+        if inserted.isEmpty {
+            // Not inserted: already there (409, checked first) or kept out by the target's controls.
+            let there = try await sql.raw("""
+                SELECT 1 AS one FROM library_entries WHERE child_id = \(bind: target) AND book_id = \(bind: book)
+                """).first() != nil
+            guard there else { return .blocked }
+            return move && removeSourceOnDuplicate ? .done : .duplicate
+        }
         if preserveProgress {
             if move {
                 try await sql.raw("UPDATE plays SET child_id = \(bind: target) WHERE child_id = \(bind: source) AND book_id = \(bind: book)").run()
@@ -93,6 +101,7 @@ struct LibraryTransferController: RouteCollection {
                                            removeSourceOnDuplicate: removeSource, on: sql) {
             case .missing: throw Problem.notFound("No such book in this child's library.")
             case .duplicate: throw LibraryController.duplicate
+            case .blocked: throw LibraryController.blocked
             case .done:
                 guard let entry = try await EntryDTO.fetch(child: target, book: book, on: sql) else {
                     throw Problem.notFound("No such book.")
@@ -150,11 +159,18 @@ struct LibraryTransferController: RouteCollection {
             return BulkResultDTO(affected: ids.count, skipped: [])
         }
         let move = action == "move"
+        // Books the target's controls keep out (and not already there: a duplicate is reported as one).
+        let blocked = try await sql.raw("""
+            SELECT x AS book_id FROM unnest(\(bind: ids)::bigint[]) x
+             WHERE storytime_blocked_for_child(\(bind: target), x)
+               AND NOT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: target) AND book_id = x)
+            """).all().map { try $0.decode(column: "book_id", as: Int.self) }
         let inserted = Set(try await sql.raw("""
             INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
             SELECT \(bind: target), le.book_id, CASE WHEN \(bind: move) THEN le.added_at ELSE now() END,
                    CASE WHEN \(bind: preserveProgress) THEN le.last_played_at END
               FROM library_entries le WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids))
+               AND NOT (le.book_id = ANY(\(bind: blocked)::bigint[]))
             ON CONFLICT (child_id, book_id) DO NOTHING RETURNING book_id
             """).all().map { try $0.decode(column: "book_id", as: Int.self) })
         let done = ids.filter { inserted.contains($0) }
@@ -173,7 +189,9 @@ struct LibraryTransferController: RouteCollection {
             try await sql.raw("DELETE FROM library_entries WHERE child_id = \(bind: source) AND book_id = ANY(\(bind: done))").run()
         }
         return BulkResultDTO(affected: done.count,
-                             skipped: ids.filter { !inserted.contains($0) }.map { .init(bookId: $0, reason: "duplicate") })
+                             skipped: ids.filter { !inserted.contains($0) }.map {
+                                 .init(bookId: $0, reason: blocked.contains($0) ? "blocked_by_controls" : "duplicate")
+                             })
     }
 
     /// The body's `book_ids`: 1 to 100 positive integers (repeats count once).
@@ -196,8 +214,9 @@ struct LibraryTransferController: RouteCollection {
 
     struct CategoryResultDTO: Content { let added: Int; let skipped: Int }
 
-    /// Adds every active book of a category whose rights are available now (by title, at most
-    /// `limit`, default 100, up to 500); books already there are skipped and counted.
+    /// Adds every active book of a category whose rights are available now and the child's
+    /// controls allow (by title, at most `limit`, default 100, up to 500); books already there
+    /// are skipped and counted.
     @Sendable
     func addCategory(req: Request) async throws -> ItemDTO<CategoryResultDTO> {
         let child = try await req.ownedChildID()
@@ -216,6 +235,7 @@ struct LibraryTransferController: RouteCollection {
             WITH wanted AS (
                 SELECT b.id FROM books b JOIN book_categories bc ON bc.book_id = b.id AND bc.category_id = \(bind: category)
                  WHERE b.status = 'active' AND \(unsafeRaw: rightsAvailableSQL("b"))
+                   AND NOT storytime_blocked_for_child(\(bind: child), b.id)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: limit)
             ), added AS (
                 INSERT INTO library_entries (child_id, book_id) SELECT \(bind: child), id FROM wanted

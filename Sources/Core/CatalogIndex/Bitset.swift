@@ -50,6 +50,25 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
+    public mutating func formUnion(_ other: Bitset) {
+        reserve(other.capacity)
+        other.words.withUnsafeBufferPointer { b in
+            words.withUnsafeMutableBufferPointer { a in
+                for i in 0..<b.count { a[i] |= b[i] }
+            }
+        }
+    }
+
+    /// Removes `other`'s members.
+    public mutating func subtract(_ other: Bitset) {
+        let n = Swift.min(words.count, other.words.count)
+        other.words.withUnsafeBufferPointer { b in
+            words.withUnsafeMutableBufferPointer { a in
+                for i in 0..<n { a[i] &= ~b[i] }
+            }
+        }
+    }
+
     /// |self ∩ other| without building it.
     public func intersectionCount(_ other: Bitset) -> Int {
         let n = Swift.min(words.count, other.words.count)

@@ -69,9 +69,9 @@ extension CatalogIndex {
         }
     }
 
-    public func answer(_ parameters: CatalogParameters) -> Answer {
+    public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil) -> Answer {
         let sets = wordSets(parameters.words)
-        var base = active
+        var base = scope.map { $0.isEmpty ? active : visible($0) } ?? active
         sets.buffer.withUnsafeBufferPointer { buffer in
             for i in 0..<sets.count {
                 let any = sets.offset(i, .any)

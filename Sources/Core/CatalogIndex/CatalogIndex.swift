@@ -19,10 +19,10 @@ public struct CatalogIndex: Sendable {
 
     // Per book id.
     var active = Bitset()
-    private var ageMin: [UInt8] = []
+    private(set) var ageMin: [UInt8] = []
     private var ageMax: [UInt8] = []
     private var createdAt: [Int64] = []
-    private var publisher: [Int32] = []
+    private(set) var publisher: [Int32] = []
     private var rightsOffset: [UInt32] = []
     private var json = Arena<UInt8>()
     private var titleKeys = Arena<UInt8>()

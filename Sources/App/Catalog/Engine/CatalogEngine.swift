@@ -129,12 +129,14 @@ final class CatalogEngine: @unchecked Sendable {
 
     // MARK: - Answers
 
-    /// The list response body (`{"data": [...], "meta": {...}}`) and its total.
-    func page(_ parameters: CatalogParameters, now: Date) -> (body: ByteBuffer, total: Int) {
+    /// The list response body (`{"data": [...], "meta": {...}}`) and its total. A child's
+    /// `scope` (family controls) narrows it; scoped answers are computed each time, not kept.
+    func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date) -> (body: ByteBuffer, total: Int) {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         let key = parameters.cacheKey
         return lock.reading {
-            let answer = memoized(key, words: parameters.words, version: version) { index.answer(parameters) }
+            let answer = scope.map { index.answer(parameters, scope: $0) }
+                ?? memoized(key, words: parameters.words, version: version) { index.answer(parameters) }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
@@ -186,10 +188,11 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
-    /// `{"data": book}` for an active book, nil otherwise.
-    func book(_ id: Int, now: Date) -> ByteBuffer? {
+    /// `{"data": book}` for an active book `scope` leaves visible, nil otherwise.
+    func book(_ id: Int, scope: CatalogScope? = nil, now: Date) -> ByteBuffer? {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return lock.reading {
+            if let scope, !index.isVisible(id, in: scope) { return nil }
             guard let json = index.render(id, at: micros) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }

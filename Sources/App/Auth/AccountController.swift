@@ -1,0 +1,54 @@
+import SQLKit
+import Vapor
+
+/// `GET /api/v1/me` and `PATCH /api/v1/me {"time_zone"}`: the signed-in parent, and the time zone
+/// family controls read days and bedtimes in.
+struct AccountController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let me = routes.grouped(ParentAuthMiddleware()).grouped("me")
+        me.get(use: show)
+        me.patch(use: update)
+    }
+
+    struct MeDTO: Content {
+        let id: Int
+        let email: String
+        let timeZone: String
+    }
+
+    @Sendable
+    func show(req: Request) async throws -> ItemDTO<MeDTO> {
+        ItemDTO(data: try await Self.me(req))
+    }
+
+    @Sendable
+    func update(req: Request) async throws -> ItemDTO<MeDTO> {
+        let body = try JSONBody(req)
+        if body.has("time_zone") {
+            let zone = try body.string("time_zone", maxLength: 64)
+            guard try await req.application.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
+                throw Problem.invalidParameter("time_zone", "time_zone must be an IANA time zone name such as Europe/Paris")
+            }
+            let parent = try req.parentID
+            try await req.db.transaction { db in
+                let sql = db as! any SQLDatabase
+                try await sql.raw("""
+                    WITH old AS (SELECT time_zone FROM parents WHERE id = \(bind: parent) FOR UPDATE),
+                    changed AS (UPDATE parents SET time_zone = \(bind: zone), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
+                    INSERT INTO parent_audit_log (parent_id, action, before, after)
+                    SELECT \(bind: parent), 'account.time_zone', jsonb_build_object('time_zone', old.time_zone), jsonb_build_object('time_zone', \(bind: zone)::text)
+                      FROM old, changed
+                    """).run()
+            }
+        }
+        return ItemDTO(data: try await Self.me(req))
+    }
+
+    private static func me(_ req: Request) async throws -> MeDTO {
+        guard let row = try await req.sql.raw("SELECT id, email, time_zone FROM parents WHERE id = \(bind: try req.parentID)").first() else {
+            throw Problem.unauthorized
+        }
+        return MeDTO(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self),
+                     timeZone: try row.decode(column: "time_zone", as: String.self))
+    }
+}

@@ -1,0 +1,78 @@
+import Core
+import Foundation
+import SQLKit
+import Vapor
+
+/// A child's family controls (`child_controls`, migrations/0011) with the parent's time zone
+/// they are read in. A child without a row has none: every field at its "no limit" value.
+struct ChildControls: Sendable, Equatable {
+    var maxAge: Int?
+    var approvedOnly = false
+    var blockedCategories: [Int] = []
+    var blockedPublishers: [Int] = []
+    var blockedBooks: [Int] = []
+    var dailyMinutes: Int?
+    var bedtime: Bedtime?
+    var timeZone = "UTC"
+    var updatedAt: Date?
+
+    static let listLimit = 1000
+
+    /// What the controls leave of the catalog; `library` is the child's library (approved-only).
+    func scope(library: [Int]?) -> CatalogScope {
+        CatalogScope(maxAge: maxAge, allowed: approvedOnly ? (library ?? []) : nil,
+                     blockedCategories: blockedCategories, blockedPublishers: blockedPublishers, blockedBooks: blockedBooks)
+    }
+
+    /// The clock of the parent's zone (UTC if Foundation does not know a name PostgreSQL accepted).
+    var clock: FamilyClock { FamilyClock(timeZone: timeZone) ?? FamilyClock(timeZone: "UTC")! }
+
+    /// The columns `init(row:)` reads, for the child aliased `c` (joined to `parents p` and
+    /// `child_controls cc`, see `joins`).
+    static let columns: SQLQueryString = """
+        p.time_zone, cc.max_age, COALESCE(cc.approved_only, false) AS approved_only,
+        COALESCE(cc.blocked_categories, '{}') AS blocked_categories, COALESCE(cc.blocked_publishers, '{}') AS blocked_publishers,
+        COALESCE(cc.blocked_books, '{}') AS blocked_books, cc.daily_minutes,
+        to_char(cc.bedtime_start, 'HH24:MI') AS bedtime_start, to_char(cc.bedtime_end, 'HH24:MI') AS bedtime_end, cc.updated_at
+        """
+    static let joins: SQLQueryString = "JOIN parents p ON p.id = c.parent_id LEFT JOIN child_controls cc ON cc.child_id = c.id"
+
+    init() {}
+
+    init(row: any SQLRow) throws {
+        maxAge = try row.decode(column: "max_age", as: Int?.self)
+        approvedOnly = try row.decode(column: "approved_only", as: Bool.self)
+        blockedCategories = try row.decode(column: "blocked_categories", as: [Int].self)
+        blockedPublishers = try row.decode(column: "blocked_publishers", as: [Int].self)
+        blockedBooks = try row.decode(column: "blocked_books", as: [Int].self)
+        dailyMinutes = try row.decode(column: "daily_minutes", as: Int?.self)
+        if let start = try row.decode(column: "bedtime_start", as: String?.self).flatMap(TimeOfDay.init),
+           let end = try row.decode(column: "bedtime_end", as: String?.self).flatMap(TimeOfDay.init) {
+            bedtime = Bedtime(start: start, end: end)
+        }
+        timeZone = try row.decode(column: "time_zone", as: String.self)
+        updatedAt = try row.decode(column: "updated_at", as: Date?.self)
+    }
+
+    /// The controls of `child` when it is `parent`'s (nil otherwise), with the child's library
+    /// when `withLibrary` and the controls are approved-only.
+    static func load(child: Int, parent: Int, withLibrary: Bool = false, on sql: any SQLDatabase) async throws -> (controls: ChildControls, library: [Int]?)? {
+        let library: SQLQueryString = withLibrary
+            ? "CASE WHEN cc.approved_only THEN ARRAY(SELECT le.book_id FROM library_entries le WHERE le.child_id = c.id) END AS library"
+            : "NULL::bigint[] AS library"
+        guard let row = try await sql.raw("""
+            SELECT \(columns), \(library) FROM children c \(joins) WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+            """).first() else { return nil }
+        return (try ChildControls(row: row), try row.decode(column: "library", as: [Int]?.self))
+    }
+}
+
+extension Request {
+    /// The controls of one of the caller's children, or the same 404 as for an unknown child.
+    func ownChildControls(_ child: Int, withLibrary: Bool = false) async throws -> (controls: ChildControls, library: [Int]?) {
+        guard let found = try await ChildControls.load(child: child, parent: try parentID, withLibrary: withLibrary, on: sql) else {
+            throw Problem.notFound("No such child.")
+        }
+        return found
+    }
+}

@@ -1,0 +1,189 @@
+import Core
+import Foundation
+import SQLKit
+import Vapor
+
+/// `GET/PUT /api/v1/children/:child_id/controls` and `GET /api/v1/children/:child_id/today`.
+struct ControlsController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let child = routes.grouped(ParentAuthMiddleware()).grouped("children", ":child_id")
+        child.get("controls", use: show)
+        child.put("controls", use: update)
+        child.get("today", use: today)
+    }
+
+    struct ControlsDTO: Content, Equatable {
+        struct BedtimeDTO: Content, Equatable { let start: String; let end: String }
+        let childId: Int
+        let maxAge: Int?
+        let approvedOnly: Bool
+        let blockedCategories: [Int]
+        let blockedPublishers: [Int]
+        let blockedBooks: [Int]
+        let dailyMinutes: Int?
+        let bedtime: BedtimeDTO?
+        let timeZone: String
+        let updatedAt: Date?
+
+        init(child: Int, _ c: ChildControls) {
+            childId = child; maxAge = c.maxAge; approvedOnly = c.approvedOnly
+            blockedCategories = c.blockedCategories; blockedPublishers = c.blockedPublishers; blockedBooks = c.blockedBooks
+            dailyMinutes = c.dailyMinutes; bedtime = c.bedtime.map { BedtimeDTO(start: $0.start.text, end: $0.end.text) }
+            timeZone = c.timeZone; updatedAt = c.updatedAt
+        }
+
+        /// Absent values are written as `null`, never left out.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(childId, forKey: .childId); try c.encode(maxAge, forKey: .maxAge); try c.encode(approvedOnly, forKey: .approvedOnly)
+            try c.encode(blockedCategories, forKey: .blockedCategories); try c.encode(blockedPublishers, forKey: .blockedPublishers)
+            try c.encode(blockedBooks, forKey: .blockedBooks); try c.encode(dailyMinutes, forKey: .dailyMinutes)
+            try c.encode(bedtime, forKey: .bedtime); try c.encode(timeZone, forKey: .timeZone); try c.encode(updatedAt, forKey: .updatedAt)
+        }
+    }
+
+    @Sendable
+    func show(req: Request) async throws -> ItemDTO<ControlsDTO> {
+        let child = try req.pathID("child_id", missing: "No such child.")
+        return ItemDTO(data: ControlsDTO(child: child, try await req.ownChildControls(child).controls))
+    }
+
+    /// Fields left out keep their value; `null` clears one (no limit). Every id must exist.
+    /// The change and its audit row are one transaction.
+    @Sendable
+    func update(req: Request) async throws -> ItemDTO<ControlsDTO> {
+        let child = try req.pathID("child_id", missing: "No such child.")
+        let body = try JSONBody(req)
+        let before = try await req.ownChildControls(child).controls
+        let after = try Self.applying(body, to: before)
+        try await Self.requireKnownIDs(after, on: req.sql)
+        let parent = try req.parentID
+        let saved: ChildControls = try await req.db.transaction { db in
+            var after = after
+            let sql = db as! any SQLDatabase
+            let row = try await sql.raw("""
+                WITH saved AS (
+                    INSERT INTO child_controls AS cc (child_id, max_age, approved_only, blocked_categories, blocked_publishers, blocked_books,
+                                                      daily_minutes, bedtime_start, bedtime_end, updated_at)
+                    VALUES (\(bind: child), \(bind: after.maxAge), \(bind: after.approvedOnly), \(bind: after.blockedCategories),
+                            \(bind: after.blockedPublishers), \(bind: after.blockedBooks), \(bind: after.dailyMinutes),
+                            \(bind: after.bedtime?.start.text)::time, \(bind: after.bedtime?.end.text)::time, now())
+                    ON CONFLICT (child_id) DO UPDATE SET max_age = EXCLUDED.max_age, approved_only = EXCLUDED.approved_only,
+                        blocked_categories = EXCLUDED.blocked_categories, blocked_publishers = EXCLUDED.blocked_publishers,
+                        blocked_books = EXCLUDED.blocked_books, daily_minutes = EXCLUDED.daily_minutes,
+                        bedtime_start = EXCLUDED.bedtime_start, bedtime_end = EXCLUDED.bedtime_end, updated_at = now()
+                    RETURNING updated_at
+                )
+                SELECT updated_at FROM saved
+                """).first()
+            after.updatedAt = try row?.decode(column: "updated_at", as: Date.self)
+            try await sql.raw("""
+                INSERT INTO parent_audit_log (parent_id, child_id, action, before, after)
+                VALUES (\(bind: parent), \(bind: child), 'controls.update', \(bind: try Self.json(child, before))::jsonb, \(bind: try Self.json(child, after))::jsonb)
+                """).run()
+            return after
+        }
+        return ItemDTO(data: ControlsDTO(child: child, saved))
+    }
+
+    private static func json(_ child: Int, _ controls: ChildControls) throws -> String {
+        String(buffer: try encode(ControlsDTO(child: child, controls)))
+    }
+
+    /// `controls` with the body's fields applied, each validated with its field named.
+    static func applying(_ body: JSONBody, to controls: ChildControls) throws -> ChildControls {
+        var c = controls
+        if body.has("max_age") { c.maxAge = try body.optionalInteger("max_age", in: 0...18) }
+        if body.has("approved_only") { c.approvedOnly = try body.bool("approved_only") }
+        if let list = try body.integerList("blocked_categories", limit: ChildControls.listLimit) { c.blockedCategories = list }
+        if let list = try body.integerList("blocked_publishers", limit: ChildControls.listLimit) { c.blockedPublishers = list }
+        if let list = try body.integerList("blocked_books", limit: ChildControls.listLimit) { c.blockedBooks = list }
+        if body.has("daily_minutes") { c.dailyMinutes = try body.optionalInteger("daily_minutes", in: 1...1440) }
+        if body.has("bedtime") {
+            if let object = try body.object("bedtime") {
+                let time = { (name: String) throws -> TimeOfDay in
+                    guard case .string(let text)? = object.fields?[name], let time = TimeOfDay(text) else {
+                        throw Problem.invalidParameter("bedtime.\(name)", "bedtime.\(name) must be a time of day HH:MM, such as 19:30")
+                    }
+                    return time
+                }
+                guard let bedtime = Bedtime(start: try time("start"), end: try time("end")) else {
+                    throw Problem.invalidParameter("bedtime", "bedtime must end at another time than it starts")
+                }
+                c.bedtime = bedtime
+            } else {
+                c.bedtime = nil
+            }
+        }
+        return c
+    }
+
+    /// Every blocked id names a category, publisher or book that exists (a book in any status).
+    private static func requireKnownIDs(_ c: ChildControls, on sql: any SQLDatabase) async throws {
+        guard !(c.blockedCategories.isEmpty && c.blockedPublishers.isEmpty && c.blockedBooks.isEmpty) else { return }
+        let row = try await sql.raw("""
+            SELECT (SELECT min(x) FROM unnest(\(bind: c.blockedCategories)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM categories WHERE id = x)) AS category,
+                   (SELECT min(x) FROM unnest(\(bind: c.blockedPublishers)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM publishers WHERE id = x)) AS publisher,
+                   (SELECT min(x) FROM unnest(\(bind: c.blockedBooks)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM books WHERE id = x)) AS book
+            """).first()
+        for (column, field, what) in [("category", "blocked_categories", "category"), ("publisher", "blocked_publishers", "publisher"), ("book", "blocked_books", "book")] {
+            if let unknown = try row?.decode(column: column, as: Int?.self) {
+                throw Problem.invalidParameter(field, "\(field) names no \(what) with id \(unknown)")
+            }
+        }
+    }
+
+    struct TodayDTO: Content {
+        let childId: Int
+        let date: String
+        let timeZone: String
+        let dailyMinutes: Int?
+        let minutesUsed: Int
+        let minutesLeft: Int?
+        let bedtime: ControlsDTO.BedtimeDTO?
+        let inBedtime: Bool
+        let nextBedtimeStart: Date?
+        let nextBedtimeEnd: Date?
+        let canPlay: Bool
+        let blockedReason: String?
+        let nextAllowedAt: Date?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(childId, forKey: .childId); try c.encode(date, forKey: .date); try c.encode(timeZone, forKey: .timeZone)
+            try c.encode(dailyMinutes, forKey: .dailyMinutes); try c.encode(minutesUsed, forKey: .minutesUsed)
+            try c.encode(minutesLeft, forKey: .minutesLeft); try c.encode(bedtime, forKey: .bedtime); try c.encode(inBedtime, forKey: .inBedtime)
+            try c.encode(nextBedtimeStart, forKey: .nextBedtimeStart); try c.encode(nextBedtimeEnd, forKey: .nextBedtimeEnd)
+            try c.encode(canPlay, forKey: .canPlay); try c.encode(blockedReason, forKey: .blockedReason)
+            try c.encode(nextAllowedAt, forKey: .nextAllowedAt)
+        }
+    }
+
+    /// Today in the parent's zone: minutes used and left, the bedtime now or next, and whether a
+    /// play would be allowed now (the same verdict `POST …/plays` applies).
+    @Sendable
+    func today(req: Request) async throws -> ItemDTO<TodayDTO> {
+        let child = try req.pathID("child_id", missing: "No such child.")
+        let controls = try await req.ownChildControls(child).controls
+        let now = Date()
+        let clock = controls.clock
+        let day = clock.day(containing: now)
+        let used = try await PlayAllowance.secondsWatched(child: child, in: day, on: req.sql)
+        let decision = PlayAllowance.decision(controls, now: now, usedToday: used)
+        let bedtime = controls.bedtime.map { clock.bedtime($0, around: now) }
+        let usedMinutes = used / 60
+        var reason: String?, until: Date?
+        switch decision {
+        case .allowed: break
+        case .bedtime(let t): (reason, until) = ("bedtime", t)
+        case .timeLimitReached(let t): (reason, until) = ("time_limit_reached", t)
+        }
+        return ItemDTO(data: TodayDTO(
+            childId: child, date: clock.date(of: now), timeZone: controls.timeZone, dailyMinutes: controls.dailyMinutes,
+            minutesUsed: usedMinutes, minutesLeft: controls.dailyMinutes.map { max(0, $0 - usedMinutes) },
+            bedtime: controls.bedtime.map { .init(start: $0.start.text, end: $0.end.text) },
+            inBedtime: bedtime.map { $0.start <= now && now < $0.end } ?? false,
+            nextBedtimeStart: bedtime?.start, nextBedtimeEnd: bedtime?.end,
+            canPlay: decision == .allowed, blockedReason: reason, nextAllowedAt: until))
+    }
+}

@@ -1,0 +1,65 @@
+import Core
+import Foundation
+import SQLKit
+import Vapor
+
+/// Whether a child may start or continue a play now: not a blocked book, not bedtime, and the
+/// day's minutes not used up (README, "Family controls").
+enum PlayAllowance {
+    /// Seconds watched by `child` in `day`, by the viewing-history rule: a play counts its
+    /// position minus the position of the same book's play before it (whenever that was) when
+    /// that one was not completed and the position went forward, otherwise its position.
+    static func secondsWatched(child: Int, in day: DateInterval, on sql: any SQLDatabase) async throws -> Int {
+        try await sql.raw("""
+            SELECT COALESCE(sum(CASE WHEN prev.position_seconds IS NOT NULL AND NOT prev.completed
+                                          AND p.position_seconds >= prev.position_seconds
+                                     THEN p.position_seconds - prev.position_seconds ELSE p.position_seconds END), 0)::bigint AS seconds
+              FROM plays p
+              LEFT JOIN LATERAL (
+                  SELECT q.position_seconds, q.completed FROM plays q
+                   WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND (q.played_at, q.id) < (p.played_at, p.id)
+                   ORDER BY q.played_at DESC, q.id DESC LIMIT 1) prev ON true
+             WHERE p.child_id = \(bind: child) AND p.played_at >= \(bind: day.start) AND p.played_at < \(bind: day.end)
+            """).first()?.decode(column: "seconds", as: Int.self) ?? 0
+    }
+
+    static func decision(_ controls: ChildControls, now: Date, usedToday: Int) -> PlayDecision {
+        controls.clock.decision(now: now, bedtime: controls.bedtime, dailySeconds: controls.dailyMinutes.map { $0 * 60 }, usedToday: usedToday)
+    }
+
+    /// Throws the 403 the controls give a play of `book` by `child` now; returns when it is
+    /// allowed (or the book is not in the child's library: the play's own 404 follows).
+    static func requireAllowed(child: Int, book: Int, req: Request) async throws {
+        let controls = try await req.ownChildControls(child).controls
+        let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
+            || !controls.blockedCategories.isEmpty
+        guard hasBlocks || controls.bedtime != nil || controls.dailyMinutes != nil else { return }
+        let now = Date()
+        let day = controls.clock.day(containing: now)
+        let row = try await req.sql.raw("""
+            SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: child) AND book_id = \(bind: book)) AS present,
+                   \(bind: hasBlocks) AND storytime_blocked_for_child(\(bind: child), \(bind: book)) AS blocked
+            """).first()
+        guard try row?.decode(column: "present", as: Bool.self) == true else { return }
+        if try row?.decode(column: "blocked", as: Bool.self) == true {
+            throw Problem(status: .forbidden, code: "blocked_by_controls", detail: "This book is blocked by the child's family controls.")
+        }
+        let used = controls.dailyMinutes == nil ? 0 : try await secondsWatched(child: child, in: day, on: req.sql)
+        switch decision(controls, now: now, usedToday: used) {
+        case .allowed: return
+        case .bedtime(let until):
+            throw Problem(status: .forbidden, code: "bedtime", detail: "It is bedtime; plays are allowed again at \(Self.stamp(until)).",
+                          headers: retryAfter(until, now: now))
+        case .timeLimitReached(let until):
+            throw Problem(status: .forbidden, code: "time_limit_reached",
+                          detail: "Today's \(controls.dailyMinutes ?? 0) minutes are used; plays are allowed again at \(Self.stamp(until)).",
+                          headers: retryAfter(until, now: now))
+        }
+    }
+
+    private static func retryAfter(_ until: Date, now: Date) -> HTTPHeaders {
+        ["Retry-After": String(max(1, Int(until.timeIntervalSince(now).rounded(.up))))]
+    }
+
+    private static func stamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+}

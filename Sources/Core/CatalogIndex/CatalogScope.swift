@@ -1,0 +1,57 @@
+/// What a child's family controls leave of the catalog: books no older than `maxAge` (by their
+/// age_min), only `allowed` ones when approved-only (the child's library), none of the blocked
+/// books, publishers or categories. Applied to the matches before counts, facets and pages, so
+/// a scoped answer is exact in all three.
+public struct CatalogScope: Sendable, Equatable {
+    public var maxAge: Int?
+    /// approved_only: the book ids the child may see (their library); nil = no such limit.
+    public var allowed: [Int]?
+    public var blockedCategories: [Int]
+    public var blockedPublishers: [Int]
+    public var blockedBooks: [Int]
+
+    public init(maxAge: Int? = nil, allowed: [Int]? = nil, blockedCategories: [Int] = [], blockedPublishers: [Int] = [], blockedBooks: [Int] = []) {
+        self.maxAge = maxAge
+        self.allowed = allowed
+        self.blockedCategories = blockedCategories
+        self.blockedPublishers = blockedPublishers
+        self.blockedBooks = blockedBooks
+    }
+
+    /// No control narrows the catalog.
+    public var isEmpty: Bool {
+        (maxAge ?? 18) >= 18 && allowed == nil && blockedCategories.isEmpty && blockedPublishers.isEmpty && blockedBooks.isEmpty
+    }
+}
+
+extension CatalogIndex {
+    /// The books of `scope` among all indexed ones (a set to intersect with).
+    func visible(_ scope: CatalogScope) -> Bitset {
+        var set = active
+        if let maxAge = scope.maxAge, maxAge < 18 {
+            // age_min ≤ maxAge ⇔ the book covers some age in 0...maxAge (age_min ≤ age_max).
+            var young = Bitset(capacity: active.capacity)
+            for age in 0...max(0, maxAge) { young.formUnion(byAge[age]) }
+            set.formIntersection(young)
+        }
+        if let allowed = scope.allowed {
+            var only = Bitset(capacity: active.capacity)
+            for id in allowed where id >= 0 && id < active.capacity { only.insert(id) }
+            set.formIntersection(only)
+        }
+        for category in scope.blockedCategories { if let blocked = byCategory[category] { set.subtract(blocked) } }
+        for publisher in scope.blockedPublishers { if let blocked = byPublisher[publisher] { set.subtract(blocked) } }
+        for id in scope.blockedBooks { set.remove(id) }
+        return set
+    }
+
+    /// Whether `id` is an active book `scope` leaves visible.
+    public func isVisible(_ id: Int, in scope: CatalogScope) -> Bool {
+        guard active.contains(id) else { return false }
+        if scope.isEmpty { return true }
+        if let maxAge = scope.maxAge, Int(ageMin[id]) > maxAge { return false }
+        if let allowed = scope.allowed, !allowed.contains(id) { return false }
+        if scope.blockedBooks.contains(id) || scope.blockedPublishers.contains(Int(publisher[id])) { return false }
+        return !scope.blockedCategories.contains { byCategory[$0]?.contains(id) ?? false }
+    }
+}
