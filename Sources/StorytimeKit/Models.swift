@@ -15,6 +15,10 @@ public typealias BulkResult = Components.Schemas.BulkResult
 public typealias CategoryAddResult = Components.Schemas.CategoryAddResult
 public typealias CalendarMonth = Components.Schemas.CalendarMonth
 public typealias CalendarDayPage = Components.Schemas.CalendarDayPage
+public typealias Controls = Components.Schemas.Controls
+public typealias ControlsChange = Components.Schemas.ControlsChange
+public typealias Today = Components.Schemas.Today
+public typealias Me = Components.Schemas.Me
 
 public typealias BookSort = Operations.ListBooks.Input.Query.SortPayload
 public typealias LibrarySort = Operations.ListLibrary.Input.Query.SortPayload

@@ -48,23 +48,25 @@ public final class StorytimeClient: Sendable {
 
     // MARK: Catalog
 
-    /// A page of the catalog: every parameter of `GET /catalog/books`.
+    /// A page of the catalog: every parameter of `GET /catalog/books`; `childID` applies that
+    /// child's family controls to results, counts and facets.
     public func books(q: String? = nil, age: Int? = nil, publisher: Int? = nil, category: String? = nil,
-                      sort: BookSort? = nil, page: Int? = nil, perPage: Int? = nil) async throws -> BookPage {
+                      sort: BookSort? = nil, page: Int? = nil, perPage: Int? = nil, childID: Int? = nil) async throws -> BookPage {
         try await authorized {
             try await $0.listBooks(query: .init(q: q, age: age, publisher: publisher, category: category,
-                                                page: page, perPage: perPage, sort: sort)).ok.body.json
+                                                page: page, perPage: perPage, sort: sort, childId: childID)).ok.body.json
         }
     }
 
     /// The page the catalog screen's filter asks for.
     public func books(_ filter: CatalogFilterState) async throws -> BookPage {
         try await books(q: filter.searchText, age: filter.age, category: filter.categorySlug,
-                        page: filter.currentPage, perPage: filter.perPage)
+                        page: filter.currentPage, perPage: filter.perPage, childID: filter.childID)
     }
 
-    public func book(id: Int) async throws -> Book {
-        try await authorized { try await $0.getBook(path: .init(id: id)).ok.body.json.data }
+    /// A book; with `childID`, `notFound` when that child's controls hide it.
+    public func book(id: Int, childID: Int? = nil) async throws -> Book {
+        try await authorized { try await $0.getBook(path: .init(id: id), query: .init(childId: childID)).ok.body.json.data }
     }
 
     public func categories() async throws -> [Category] {
@@ -85,6 +87,34 @@ public final class StorytimeClient: Sendable {
             try await $0.catalogCalendarDay(path: .init(date: date),
                                             query: .init(kind: kind, childId: childID, tz: timeZone, page: page, perPage: perPage)).ok.body.json
         }
+    }
+
+    // MARK: Family controls
+
+    public func me() async throws -> Me {
+        try await authorized { try await $0.getMe().ok.body.json.data }
+    }
+
+    /// Sets the parent's time zone (an IANA name): days and bedtimes are read in it.
+    @discardableResult
+    public func setTimeZone(_ timeZone: String) async throws -> Me {
+        try await authorized { try await $0.updateMe(body: .json(.init(timeZone: timeZone))).ok.body.json.data }
+    }
+
+    public func controls(childID: Int) async throws -> Controls {
+        try await authorized { try await $0.getControls(path: .init(childId: childID)).ok.body.json.data }
+    }
+
+    /// Changes a child's controls: fields left nil keep their value (`ControlsChange`'s nullable
+    /// fields are sent as given).
+    @discardableResult
+    public func updateControls(childID: Int, _ change: ControlsChange) async throws -> Controls {
+        try await authorized { try await $0.setControls(path: .init(childId: childID), body: .json(change)).ok.body.json.data }
+    }
+
+    /// Today under the child's controls: minutes used and left, bedtime, whether a play is allowed.
+    public func today(childID: Int) async throws -> Today {
+        try await authorized { try await $0.childToday(path: .init(childId: childID)).ok.body.json.data }
     }
 
     // MARK: Children and libraries

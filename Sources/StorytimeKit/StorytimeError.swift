@@ -43,6 +43,26 @@ public enum StorytimeError: Error, Sendable, Equatable {
         }
     }
 
+    /// Why the child's family controls refused, when they did.
+    public enum FamilyControlRefusal: Sendable, Equatable {
+        /// `bedtime`: plays are allowed again after `retryAfter` seconds.
+        case bedtime(retryAfter: Int?)
+        /// `time_limit_reached`: the day's minutes are used; allowed again after `retryAfter` seconds.
+        case timeLimitReached(retryAfter: Int?)
+        /// `blocked_by_controls`: the book is too old for the child or blocked (403 on a play, 422 on a library add).
+        case blocked
+    }
+
+    /// The family-controls refusal this error is, if it is one.
+    public var familyControlRefusal: FamilyControlRefusal? {
+        switch self {
+        case .forbidden("bedtime", _, let retryAfter): return .bedtime(retryAfter: retryAfter)
+        case .forbidden("time_limit_reached", _, let retryAfter): return .timeLimitReached(retryAfter: retryAfter)
+        case .forbidden("blocked_by_controls", _, _), .unprocessable("blocked_by_controls", _): return .blocked
+        default: return nil
+        }
+    }
+
     /// The error a problem+json answer stands for.
     init(status: Int, problem: ProblemBody?, retryAfter: Int?) {
         let code = problem?.code ?? "http_\(status)"

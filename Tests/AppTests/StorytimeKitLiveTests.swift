@@ -1,4 +1,5 @@
 @testable import App
+import Core
 import Foundation
 import StorytimeKit
 import Testing
@@ -140,6 +141,53 @@ struct StorytimeKitLiveTests {
             #expect(try await client.children().count == 1)
             let second = await client.token
             #expect(first != nil && second != nil && first != second)
+        }
+    }
+
+    @Test("family controls through the client: time zone, controls, a scoped catalog, today, and typed refusals")
+    func familyControls() async throws {
+        try await Self.withServer { app, url in
+            let young = try await app.makeBook("Owl Moon", ages: 2...4)
+            let old = try await app.makeBook("Owl Quest", ages: 9...12)
+            try await app.catalogEngine.build(on: app.db)
+            _ = try await app.makeParent(email: "fam@example.com", password: "fam password", children: ["Ada"])
+            let client = StorytimeClient(baseURL: url)
+            try await client.signIn(email: "fam@example.com", password: "fam password")
+            let ada = try await client.children()[0].id
+            #expect(try await client.setTimeZone("Europe/Paris").timeZone == "Europe/Paris")
+            #expect(try await client.me().timeZone == "Europe/Paris")
+            // A bedtime from now to an hour ahead in Paris, and a max age of 6.
+            let paris = FamilyClock(timeZone: "Europe/Paris")!
+            let now = paris.calendar.dateComponents([.hour, .minute], from: Date())
+            let minutes = (now.hour ?? 0) * 60 + (now.minute ?? 0)
+            let start = TimeOfDay(minutes: (minutes + 1439) % 1440)!, end = TimeOfDay(minutes: (minutes + 60) % 1440)!
+            let controls = try await client.updateControls(childID: ada, .init(maxAge: 6, bedtime: .init(start: start.text, end: end.text)))
+            #expect(controls.maxAge == 6 && controls.bedtime?.start == start.text && controls.timeZone == "Europe/Paris")
+            #expect(try await client.controls(childID: ada) == controls)
+            #expect(try await client.books(q: "owl", childID: ada).data.map(\.id) == [young])
+            #expect(try await client.books(q: "owl").meta.totalCount == 2)
+            do {
+                _ = try await client.book(id: old, childID: ada)
+                Issue.record("a hidden book was served")
+            } catch let error as StorytimeError {
+                #expect(error.code == "not_found")
+            }
+            do {
+                try await client.addToLibrary(childID: ada, bookID: old)
+                Issue.record("no 422")
+            } catch let error as StorytimeError {
+                #expect(error.familyControlRefusal == .blocked)
+            }
+            try await client.addToLibrary(childID: ada, bookID: young)
+            do {
+                try await client.recordPlay(childID: ada, bookID: young, positionSeconds: 10)
+                Issue.record("no 403 at bedtime")
+            } catch let error as StorytimeError {
+                guard case .bedtime(let retryAfter)? = error.familyControlRefusal else { Issue.record("\(error)"); return }
+                #expect((3_500...3_700).contains(retryAfter ?? 0))
+            }
+            let today = try await client.today(childID: ada)
+            #expect(today.inBedtime && !today.canPlay && today.blockedReason == "bedtime" && today.timeZone == "Europe/Paris")
         }
     }
 }

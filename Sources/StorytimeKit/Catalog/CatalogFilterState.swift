@@ -30,8 +30,12 @@ public struct CatalogFilterState: Equatable, Sendable {
     public var categorySlug: String? = nil
     public var currentPage: Int = 1
     public var perPage: Int = 20
+    /// The child whose family controls narrow the catalog (the server applies them).
+    public var childID: Int? = nil
 
-    public init(query: String = "", ageRange: AgeRange? = nil, categorySlug: String? = nil, currentPage: Int = 1, perPage: Int = 20) {
+    public init(query: String = "", ageRange: AgeRange? = nil, categorySlug: String? = nil, currentPage: Int = 1, perPage: Int = 20,
+                childID: Int? = nil) {
+        self.childID = childID
         self.query = query
         self.ageRange = ageRange
         self.categorySlug = categorySlug
