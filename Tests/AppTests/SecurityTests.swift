@@ -360,4 +360,38 @@ struct SecurityTests {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
+
+    @Test("hostile ids are the same 404 as unknown ones, on every id route; malformed JSON (a trailing comma, comments, NaN, bad escapes) is 400 invalid_body")
+    func hostileIDsAndStrictJSON() async throws {
+        try await withApp(engine: true) { app in
+            let parent = try await app.makeParent()
+            let child = parent.children[0]
+            let book = try await app.makeBook("Owl Moon")
+            let hostile = ["..%2F..%2Fetc%2Fpasswd", "..%2f..%2fetc%2fpasswd", "%2E%2E", "..", "1%2F2", "%00", "-1", "0", "1.5", "1e3", "99999999999999999999", "%20"]
+            for id in hostile {
+                for path in ["/api/v1/catalog/books/\(id)", "/api/v1/children/\(id)/library", "/api/v1/children/\(child)/history/\(id)"] {
+                    let response = try await app.get(path, token: parent.token)
+                    #expect(response.status == .notFound || (path.hasSuffix("/history/\(id)") && response.status == .methodNotAllowed), "\(path): \(response.status)")
+                    if response.status == .notFound { #expect(response.headers.contentType?.description.contains("problem+json") == true, "\(path)") }
+                }
+                let delete = try await app.send(.DELETE, "/api/v1/children/\(child)/library/\(id)", token: parent.token)
+                #expect(delete.status == .notFound, "DELETE library/\(id): \(delete.status)")
+            }
+            let malformed = [#"{"book_id": \#(book),}"#, #"{"book_id": \#(book)} x"#, #"{"book_id": \#(book) /* c */}"#, #"{'book_id': 1}"#,
+                             #"{"book_id": NaN}"#, #"{"book_id": 01}"#, #"{"book_id": 1, "x": "\q"}"#, #"{"book_id": 1, "x": "\u12"}"#,
+                             "{\"book_id\": 1, \"x\": \"a\tb\"}", #"[1,]"#, #"{"book_id": +1}"#, #"{"book_id": .5}"#, #"{"book_id": 1.}"#, "{\"book_id\":1}\u{0}"]
+            for json in malformed {
+                let response = try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: json)
+                #expect(try response.status == .badRequest && response.json["code"] as? String == "invalid_body", "\(json): \(response.status) \(response.body.string)")
+                let bulk = try await app.send(.POST, "/api/v1/children/\(child)/library/bulk", token: parent.token, json: json)
+                #expect(try bulk.status == .badRequest && bulk.json["code"] as? String == "invalid_body", "bulk \(json): \(bulk.status)")
+            }
+            // Strict is not stricter than JSON: these are valid and reach the route's own checks.
+            for json in [#" { "book_id" : \#(book) , "x" : [ 1 , -2.5e+3 , "\u00e9\n" , { } , [ ] , null , true ] } "#, #"{"book_id":\#(book),"x":"\ud83d\ude00"}"#] {
+                #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: json).status == .created)
+                try await app.sql.raw("DELETE FROM library_entries").run()
+            }
+            #expect(try await app.get("/api/v1/children/\(child)/library", token: parent.token).meta["total_count"] == 0)
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import Core
 import Vapor
 
 /// A JSON request body read field by field, so each problem names its field: malformed JSON is
@@ -65,8 +66,9 @@ struct JSONBody: Sendable {
             throw Problem.invalidBody("The request needs a JSON body.")
         }
         let data = Data(buffer.readableBytesView)
-        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil else {
-            throw Problem.invalidBody("The request body is not valid JSON.")
+        // RFC 8259 exactly (Foundation's parser also takes trailing commas, comments, NaN, …).
+        guard StrictJSON.isValid(buffer.readableBytesView) else {
+            throw Problem.invalidBody("The request body is not valid JSON (RFC 8259).")
         }
         fields = try? JSONDecoder().decode([String: Value].self, from: data)
     }

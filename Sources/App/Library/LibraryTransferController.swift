@@ -131,7 +131,7 @@ struct LibraryTransferController: RouteCollection {
         guard ["copy", "move", "remove"].contains(action) else {
             throw Problem.invalidParameter("action", "action must be copy, move or remove")
         }
-        let ids = try BulkIDs(req).ids
+        let ids = try Self.bookIDs(body)
         let preserve = try body.optionalBool("preserve_progress") ?? true
         let target = action == "remove" ? nil : try await target(body, req: req)
         return ItemDTO(data: try await req.transaction { sql in
@@ -195,21 +195,11 @@ struct LibraryTransferController: RouteCollection {
     }
 
     /// The body's `book_ids`: 1 to 100 positive integers (repeats count once).
-    struct BulkIDs {
-        let ids: [Int]
-        private struct Body: Decodable { let bookIds: [Int]? }
-
-        init(_ req: Request) throws {
-            guard let buffer = req.body.data else { throw Problem.invalidBody("The request needs a JSON body.") }
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            guard let list = (try? decoder.decode(Body.self, from: Data(buffer.readableBytesView)))?.bookIds,
-                  (1...100).contains(list.count), list.allSatisfy({ $0 > 0 && $0 <= Int(Int32.max) }) else {
-                throw Problem.invalidParameter("book_ids", "book_ids must be a list of 1 to 100 positive integers")
-            }
-            var seen = Set<Int>()
-            ids = list.filter { seen.insert($0).inserted }
+    static func bookIDs(_ body: JSONBody) throws -> [Int] {
+        guard let ids = try body.integerList("book_ids", limit: 100), !ids.isEmpty, ids.allSatisfy({ $0 <= Int(Int32.max) }) else {
+            throw Problem.invalidParameter("book_ids", "book_ids must be a list of 1 to 100 positive integers")
         }
+        return ids
     }
 
     struct CategoryResultDTO: Content { let added: Int; let skipped: Int }
