@@ -7,7 +7,15 @@ enum Entrypoint {
     static func main() async {
         var env: Environment
         do { env = try Environment.detect() } catch { fail(error) }
-        do { try LoggingSystem.bootstrap(from: &env) } catch { fail(error) }
+        do {
+            // JSON lines in production (LOG_FORMAT=text to read them yourself), Vapor's console format otherwise.
+            let format = ProcessInfo.processInfo.environment["LOG_FORMAT"] ?? (env == .production ? "json" : "text")
+            if format == "json" {
+                try LoggingSystem.bootstrap(from: &env) { level in { label in JSONLogHandler(label: label, level: level) } }
+            } else {
+                try LoggingSystem.bootstrap(from: &env)
+            }
+        } catch { fail(error) }
         let app: Application
         do { app = try await Application.make(env) } catch { fail(error) }
         do {

@@ -15,6 +15,8 @@ struct Settings: Sendable {
     var trustedProxies: Set<String> = []
     /// Serve the parent catalog from the in-memory engine once it is built (`CATALOG_ENGINE=off`: SQL only).
     var catalogEngine = true
+    /// A bearer token that opens `/metrics` to scrapers off this machine (nil: loopback only).
+    var metricsToken: String? = nil
 
     enum Problem: Error, LocalizedError, Equatable {
         case missing([String])
@@ -29,6 +31,12 @@ struct Settings: Sendable {
     }
 
     static let secretsFile = ".secrets/development.env"
+
+    private static func metricsToken(_ text: String?) throws -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        guard text.utf8.count >= 32 else { throw Problem.invalid("METRICS_TOKEN must be at least 32 bytes long") }
+        return text
+    }
 
     /// Reads the process environment. In development, secrets that are not set are generated once
     /// into a git-ignored file and reused; in production a missing secret stops start-up.
@@ -65,7 +73,8 @@ struct Settings: Sendable {
             bcryptCost: try integer("BCRYPT_COST", default: 12, range: 4...31),
             tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000)),
             trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }),
-            catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on"
+            catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
+            metricsToken: try metricsToken(values["METRICS_TOKEN"])
         )
     }
 

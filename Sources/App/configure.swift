@@ -41,13 +41,14 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     // Replace the default error middleware: /api answers problem+json, the rest plain errors.
     app.middleware = .init()
     app.middleware.use(SecurityHeadersMiddleware())
-    app.middleware.use(RouteLoggingMiddleware(logLevel: .info))
+    app.middleware.use(RequestObservationMiddleware())
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
     app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
 
     // Shared state is created here, before requests run concurrently.
     _ = app.queryCounter
     _ = app.catalogCache
+    _ = app.metrics
     _ = app.verifiedTokens
     _ = app.childStates
     _ = app.childAnswers

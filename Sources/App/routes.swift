@@ -2,6 +2,7 @@ import Vapor
 
 func routes(_ app: Application) throws {
     try app.register(collection: HealthController())
+    try app.register(collection: MetricsController())
     let api = app.grouped("api", "v1")
     try api.register(collection: TokenController())
     try api.register(collection: CatalogController())

@@ -40,6 +40,7 @@ struct TokenController: RouteCollection {
             valid = false
         }
         guard valid, let parentID else {
+            req.application.metrics.loginFailed("parent")
             throw Problem(status: .unauthorized, code: "invalid_credentials", detail: "Email or password is wrong.")
         }
         try await throttle.succeeded(on: sql)

@@ -91,6 +91,9 @@ final class CatalogCache: Sendable {
         }
     }
 
+    /// Responses held now (a metric).
+    var count: Int { state.withLockedValue { $0.entries.count } }
+
     func entry(_ key: String, in generation: Generation) -> Entry? {
         state.withLockedValue { $0.generation == generation ? $0.entries[key] : nil }
     }

@@ -33,7 +33,13 @@ final class CatalogEngine: @unchecked Sendable {
     }
     let logger: Logger
 
-    init(logger: Logger) { self.logger = logger }
+    /// Called once per change-log application (a metric).
+    let onDelta: @Sendable () -> Void
+
+    init(logger: Logger, onDelta: @escaping @Sendable () -> Void = {}) {
+        self.logger = logger
+        self.onDelta = onDelta
+    }
 
     var state: State { status.withLockedValue { $0 } }
     var isReady: Bool { state == .ready }
@@ -122,6 +128,7 @@ final class CatalogEngine: @unchecked Sendable {
                 self.version = max(self.version, to)
                 self.carryMemo(from: before, to: self.version, carry)
             }
+            self.onDelta()
             return false
         }
         if rebuild { try await build(on: database) }
@@ -285,7 +292,8 @@ extension Application {
     private struct CatalogEngineKey: StorageKey { typealias Value = CatalogEngine }
     var catalogEngine: CatalogEngine {
         if let engine = storage[CatalogEngineKey.self] { return engine }
-        let engine = CatalogEngine(logger: logger)
+        let metrics = self.metrics
+        let engine = CatalogEngine(logger: logger, onDelta: { metrics.deltaApplied() })
         storage[CatalogEngineKey.self] = engine
         return engine
     }

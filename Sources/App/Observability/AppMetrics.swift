@@ -1,0 +1,104 @@
+import Foundation
+import Prometheus
+import Vapor
+
+/// The app's Prometheus metrics (swift-prometheus): requests per route and status with latency
+/// histograms, database statements, the catalog engine's figures, sign-in failures. Served at
+/// `GET /metrics` (`MetricsController`).
+final class AppMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let deltas: Counter
+    private let statements: Gauge
+
+    static let latencyBuckets: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                                              .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                                              .seconds(2.5), .seconds(5), .seconds(10)]
+
+    init() {
+        deltas = registry.makeCounter(name: "storytime_catalog_engine_deltas_applied_total",
+                                      help: "Change-log applications the catalog engine made (books reloaded after a commit)")
+        statements = registry.makeGauge(name: "storytime_db_statements", help: "SQL statements the app has sent since start")
+    }
+
+    /// One finished request: `route` is the route's pattern (`/api/v1/catalog/books/:id`), never the raw path.
+    func request(method: String, route: String, status: UInt, duration: Duration) {
+        registry.makeCounter(name: "storytime_http_requests_total", labels: [("method", method), ("route", route), ("status", String(status))],
+                             help: "HTTP requests answered, by route pattern and status").increment()
+        registry.makeDurationHistogram(name: "storytime_http_request_duration_seconds", labels: [("method", method), ("route", route)],
+                                       buckets: Self.latencyBuckets, help: "Time from request to response head, by route pattern")
+            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func loginFailed(_ kind: String) {
+        registry.makeCounter(name: "storytime_login_failures_total", labels: [("kind", kind)],
+                             help: "Failed sign-ins (wrong email or password), parents and staff").increment()
+    }
+
+    func deltaApplied() { deltas.increment() }
+
+    /// Figures read at scrape time.
+    func refresh(_ app: Application) {
+        let engine = app.catalogEngine
+        registry.makeGauge(name: "storytime_catalog_engine_version", help: "Catalog version the engine reflects (-1 before its first build)")
+            .set(Double(engine.currentVersion))
+        registry.makeGauge(name: "storytime_catalog_engine_books", help: "Active books held by the catalog engine").set(Double(engine.bookCount))
+        for state in [CatalogEngine.State.off, .building, .ready, .failed] {
+            registry.makeGauge(name: "storytime_catalog_engine_state", labels: [("state", state.rawValue)],
+                               help: "1 for the engine's current state").set(engine.state == state ? 1.0 : 0.0)
+        }
+        registry.makeGauge(name: "storytime_catalog_cache_entries", help: "Responses held by the SQL path's catalog cache")
+            .set(Double(app.catalogCache.count))
+        statements.set(Double(app.queryCounter.count))
+    }
+}
+
+extension Application {
+    private struct AppMetricsKey: StorageKey { typealias Value = AppMetrics }
+    var metrics: AppMetrics {
+        if let metrics = storage[AppMetricsKey.self] { return metrics }
+        let metrics = AppMetrics()
+        storage[AppMetricsKey.self] = metrics
+        return metrics
+    }
+}
+
+/// `GET /metrics`: Prometheus text format, for a scraper on this machine (a loopback peer that no
+/// proxy forwarded) or one presenting `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404.
+struct MetricsController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("metrics", use: metrics)
+    }
+
+    @Sendable
+    func metrics(req: Request) throws -> Response {
+        guard Self.allowed(req) else { throw Abort(.notFound) }
+        let metrics = req.application.metrics
+        metrics.refresh(req.application)
+        var body: [UInt8] = []
+        metrics.registry.emit(into: &body)
+        return Response(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
+                        body: .init(buffer: ByteBuffer(bytes: body)))
+    }
+
+    static func allowed(_ req: Request) -> Bool {
+        if let token = req.application.settings.metricsToken, let given = req.headers.bearerAuthorization?.token {
+            return Array(given.utf8).constantTimeEquals(Array(token.utf8))
+        }
+        guard req.headers.first(name: .xForwardedFor) == nil, req.headers.first(name: "Forwarded") == nil,
+              let address = req.remoteAddress else { return false }
+        switch address {
+        case .v4(let v4): return v4.address.sin_addr.s_addr & 0xFF == 127   // 127.0.0.0/8 (network byte order)
+        case .v6: return address.ipAddress == "::1"
+        default: return false
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    func constantTimeEquals(_ other: [UInt8]) -> Bool {
+        guard count == other.count else { return false }
+        var difference: UInt8 = 0
+        for i in indices { difference |= self[i] ^ other[i] }
+        return difference == 0
+    }
+}

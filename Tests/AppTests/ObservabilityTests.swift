@@ -1,0 +1,121 @@
+@testable import App
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+import Vapor
+import VaporTesting
+
+/// `/metrics`, request ids and the per-request log line, over a real loopback connection.
+@Suite("Observability")
+struct ObservabilityTests {
+    /// Keeps every log line it is given (as the JSON handler would write it).
+    struct CaptureHandler: LogHandler {
+        let lines: NIOLockedValueBox<[String]>
+        var logLevel: Logger.Level = .info
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let text = JSONLogHandler.line(level: event.level, label: "test", message: event.message.description,
+                                           metadata: metadata.merging(event.metadata ?? [:]) { $1 }, at: Date())
+            lines.withLockedValue { $0.append(text) }
+        }
+    }
+
+    /// A raw HTTP/1.1 request over loopback (so the server sees a real peer address).
+    static func fetch(_ url: URL, _ path: String, method: String = "GET", headers: [String: String] = [:], body: String? = nil) async throws -> (status: Int, headers: [String: String], body: String) {
+        var request = URLRequest(url: URL(string: path, relativeTo: url)!)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body.map { Data($0.utf8) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        let fields = Dictionary(http.allHeaderFields.map { ("\($0.key)".lowercased(), "\($0.value)") }, uniquingKeysWith: { a, _ in a })
+        return (http.statusCode, fields, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The value of the sample `name{labels}` in a Prometheus text body.
+    static func sample(_ body: String, _ series: String) -> Double? {
+        body.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test("/metrics: loopback or a token only; requests per route and status, latency, sign-in failures, the engine's version and deltas")
+    func metrics() async throws {
+        try await StorytimeKitLiveTests.withServer { app, url in
+            let parent = try await app.makeParent(password: "right password")
+            let book = try await app.makeBook("Owl Moon")
+            for _ in 0..<3 { _ = try await Self.fetch(url, "/api/v1/catalog/books?q=owl", headers: ["Authorization": "Bearer \(parent.token)"]) }
+            _ = try await Self.fetch(url, "/api/v1/catalog/books/\(book)", headers: ["Authorization": "Bearer \(parent.token)"])
+            _ = try await Self.fetch(url, "/no/such/page")
+            _ = try await Self.fetch(url, "/api/v1/auth/token", method: "POST", headers: ["Content-Type": "application/json"],
+                                     body: #"{"email": "nobody@example.com", "password": "wrong"}"#)
+            let scrape = try await Self.fetch(url, "/metrics")
+            #expect(scrape.status == 200 && scrape.headers["content-type"]?.hasPrefix("text/plain") == true)
+            let body = scrape.body
+            #expect(Self.sample(body, #"storytime_http_requests_total{method="GET",route="/api/v1/catalog/books",status="200"}"#) == 3)
+            #expect(Self.sample(body, #"storytime_http_requests_total{method="GET",route="/api/v1/catalog/books/:id",status="200"}"#) == 1)
+            #expect(Self.sample(body, #"storytime_http_requests_total{method="GET",route="unmatched",status="404"}"#) == 1)
+            #expect(Self.sample(body, #"storytime_http_request_duration_seconds_count{method="GET",route="/api/v1/catalog/books"}"#) == 3)
+            #expect(Self.sample(body, #"storytime_login_failures_total{kind="parent"}"#) == 1)
+            #expect(Self.sample(body, "storytime_catalog_engine_version") == Double(app.catalogEngine.currentVersion))
+            #expect(Self.sample(body, #"storytime_catalog_engine_state{state="ready"}"#) == 1)
+            let deltas = Self.sample(body, "storytime_catalog_engine_deltas_applied_total") ?? -1
+            // A commit, then a request: the engine applies one delta.
+            try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: book)").run()
+            _ = try await Self.fetch(url, "/api/v1/catalog/books?q=owl", headers: ["Authorization": "Bearer \(parent.token)"])
+            #expect(Self.sample(try await Self.fetch(url, "/metrics").body, "storytime_catalog_engine_deltas_applied_total") == deltas + 1)
+            // Through a proxy (a forwarded request) loopback is not enough; a token opens it.
+            #expect(try await Self.fetch(url, "/metrics", headers: ["X-Forwarded-For": "203.0.113.9"]).status == 404)
+            app.settings.metricsToken = "a-metrics-token-that-is-long-enough-0123"
+            #expect(try await Self.fetch(url, "/metrics", headers: ["X-Forwarded-For": "203.0.113.9", "Authorization": "Bearer a-metrics-token-that-is-long-enough-0123"]).status == 200)
+            #expect(try await Self.fetch(url, "/metrics", headers: ["Authorization": "Bearer a-metrics-token-that-is-long-enough-0124"]).status == 404)
+        }
+        // In-process requests have no peer address: not loopback, so 404 without the token.
+        try await withApp { app in
+            let response = try await app.get("/metrics")
+            #expect(response.status == .notFound)
+        }
+    }
+
+    @Test("request ids are echoed (a caller's plain id kept, a hostile one replaced); one log line per request without passwords, tokens or cookies")
+    func requestIDsAndLogs() async throws {
+        try await StorytimeKitLiveTests.withServer { app, url in
+            let lines = NIOLockedValueBox<[String]>([])
+            app.logger = Logger(label: "test") { _ in CaptureHandler(lines: lines) }
+            let password = "very secret password 42"
+            let parent = try await app.makeParent(password: password)
+            let child = parent.children[0]
+            let plain = try await Self.fetch(url, "/api/v1/children", headers: ["Authorization": "Bearer \(parent.token)", "X-Request-Id": "trace-abc.123_x"])
+            #expect(plain.status == 200 && plain.headers["x-request-id"] == "trace-abc.123_x")
+            let hostile = try await Self.fetch(url, "/api/v1/children", headers: ["Authorization": "Bearer \(parent.token)", "X-Request-Id": "evil id\" with {json}"])
+            #expect(hostile.headers["x-request-id"].map { UUID(uuidString: $0) != nil } == true)
+            let fresh = try await Self.fetch(url, "/healthz")
+            #expect(fresh.headers["x-request-id"].map { UUID(uuidString: $0) != nil } == true)
+            // Secrets in every place a request carries them.
+            let signIn = try await Self.fetch(url, "/api/v1/auth/token", method: "POST", headers: ["Content-Type": "application/json"],
+                                              body: #"{"email": "someone@example.com", "password": "\#(password)"}"#)
+            #expect(signIn.status == 401)
+            _ = try await Self.fetch(url, "/api/v1/children/\(child)/library?token=\(parent.token)", headers: ["Authorization": "Bearer \(parent.token)",
+                                                                                                               "Cookie": "vapor-session=cookie-secret-value-99"])
+            let console = try await Self.fetch(url, "/admin/login", method: "POST", headers: ["Content-Type": "application/x-www-form-urlencoded",
+                                                                                              "Cookie": "vapor-session=cookie-secret-value-99"],
+                                               body: "email=staff%40example.com&password=\(password.replacingOccurrences(of: " ", with: "+"))")
+            #expect(console.status >= 400)
+            let logged = lines.withLockedValue { $0 }
+            let requests = logged.filter { $0.contains(#""message":"request""#) }
+            #expect(requests.count >= 6)
+            #expect(requests.contains { $0.contains(#""request-id":"trace-abc.123_x""#) && $0.contains(#""route":"/api/v1/children""#) && $0.contains(#""status":"200""#) && $0.contains("duration_ms") })
+            for line in logged {
+                #expect(!line.contains(password) && !line.contains(parent.token) && !line.contains("cookie-secret-value-99") && !line.contains("very+secret"), "\(line)")
+            }
+            // Every captured line is one JSON object.
+            for line in logged { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "\(line)") }
+        }
+    }
+}
