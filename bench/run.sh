@@ -21,7 +21,7 @@ command -v pgbench >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninte
 scripts/db.sh up >/dev/null
 flags=""
 [ "$build" = release ] && flags=$(scripts/release-flags.sh)
-[ "${BENCH_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" $flags >/dev/null
+[ "${BENCH_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" --product App $flags >/dev/null
 app=.build/$build/App
 port=$(scripts/db.sh port)
 export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij

@@ -1,4 +1,5 @@
 import Foundation
+@testable import App
 import Testing
 
 /// The built `App` binary, run as an operator would.
@@ -43,6 +44,9 @@ struct CommandLineTests {
                                    "--child", "Ada", "--child", "Ben"], databaseURL: url)
         #expect(parent.status == 0, "\(parent.error)")
         #expect(parent.output.contains("Ada, Ben"))
+        let zoned = try Self.run(["parent", "create", "--email", "far@example.com", "--password", "long enough pw", "--time-zone", "Pacific/Kiritimati"],
+                                 databaseURL: url)
+        #expect(zoned.status == 0, "\(zoned.error)")
 
         let bad: [[String]] = [
             ["staff", "create", "--email", "ops2@example.com", "--password", "long enough pw", "--role", "owner"],
@@ -50,6 +54,7 @@ struct CommandLineTests {
             ["staff", "create", "--email", "ops3@example.com"],
             ["staff", "create", "--email", "ops@example.com", "--password", "long enough pw"],
             ["parent", "create", "--email", "dad@example.com", "--password", "short"],
+            ["parent", "create", "--email", "dad@example.com", "--password", "long enough pw", "--time-zone", "Mars/Olympus"],
             ["seed", "demo", "--books", "lots"],
             ["seed", "nonsense"],
         ]
@@ -82,6 +87,54 @@ struct CommandLineTests {
         #expect(seed.output.contains("created 8"))
         let again = try Self.run(["seed", "categories"], databaseURL: url)
         #expect(again.status == 0 && again.output.contains("nothing created"))
+        try await TestDatabase.drop(database)
+    }
+
+    @Test("a seed demo killed halfway leaves nothing behind, and the next seed runs as on an empty database")
+    func killedSeed() async throws {
+        let database = try await TestDatabase.create()
+        let url = TestDatabase.url(for: database)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["seed", "demo", "--books", "300000"]
+        process.currentDirectoryURL = URL(fileURLWithPath: TestDatabase.projectDirectory)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = url
+        environment["JWT_SECRET"] = "cli-test-jwt-secret-long-enough-0123456789"
+        environment["SESSION_SECRET"] = "cli-test-session-secret-long-enough-0123456789"
+        environment["BCRYPT_COST"] = "4"
+        environment["LOG_LEVEL"] = "error"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until the seed is inside its transaction and has written rows, then kill it (SIGKILL: no clean-up runs).
+        var writing = false
+        for _ in 0..<200 where !writing {
+            try await Task.sleep(for: .milliseconds(50))
+            let rows = try await TestDatabase.admin(rows: """
+                SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = '\(database)' AND state = 'active' AND xact_start < now() - interval '300 milliseconds'
+                """)
+            writing = rows > 0
+        }
+        #expect(writing, "the seed never got going")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        // PostgreSQL ends the orphaned backend's transaction when it notices the closed socket.
+        var left = -1
+        for _ in 0..<100 {
+            left = try await TestDatabase.admin(rows: "SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = '\(database)' AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(left == 0, "the killed seed's connection is still open")
+        for table in ["books", "publishers", "rights_windows", "parents", "staff_users", "library_entries"] {
+            let n = try await TestDatabase.admin(rows: "SELECT count(*)::bigint FROM \(table)", in: database)
+            #expect(n == 0, "\(table) has \(n) rows after the killed seed")
+        }
+        let again = try Self.run(["seed", "demo", "--books", "50"], databaseURL: url)
+        #expect(again.status == 0, "\(again.error)")
         try await TestDatabase.drop(database)
     }
 }

@@ -64,6 +64,15 @@ enum TestDatabase {
         }
     }
 
+    /// The integer in the first column of the first row of `statement`, run in `database`
+    /// (the maintenance database when nil).
+    static func admin(rows statement: String, in database: String? = nil) async throws -> Int {
+        try await withDirectConnection(url: database.map(url(for:)) ?? adminURL, logger: logger) { connection in
+            for try await n in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).decode(Int.self) { return n }
+            return 0
+        }
+    }
+
     /// The checkout: tests read `migrations/`, `seeds/` and `templates/` from it.
     static let projectDirectory: String = {
         var url = URL(fileURLWithPath: #filePath)
