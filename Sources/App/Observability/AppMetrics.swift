@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Prometheus
 import Vapor
 
@@ -20,13 +21,28 @@ final class AppMetrics: Sendable {
         statements = registry.makeGauge(name: "storytime_db_statements", help: "SQL statements the app has sent since start")
     }
 
-    /// One finished request: `route` is the route's pattern (`/api/v1/catalog/books/:id`), never the raw path.
-    func request(method: String, route: String, status: UInt, duration: Duration) {
-        registry.makeCounter(name: "storytime_http_requests_total", labels: [("method", method), ("route", route), ("status", String(status))],
-                             help: "HTTP requests answered, by route pattern and status").increment()
-        registry.makeDurationHistogram(name: "storytime_http_request_duration_seconds", labels: [("method", method), ("route", route)],
-                                       buckets: Self.latencyBuckets, help: "Time from request to response head, by route pattern")
-            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    /// The series of one (route, method, status), made once: a request then costs one lookup.
+    private struct SeriesKey: Hashable { let route: ObjectIdentifier?; let method: String; let status: UInt }
+    private struct Series { let count: Counter; let latency: DurationHistogram }
+    private let series = NIOLockedValueBox<[SeriesKey: Series]>([:])
+
+    /// One finished request. Labels: the route's pattern (`/api/v1/catalog/books/:id`, `unmatched`
+    /// without a route — never the raw path, so the series stay bounded), the method, the status.
+    func request(_ request: Request, status: UInt, duration: Duration) {
+        let key = SeriesKey(route: request.route.map(ObjectIdentifier.init), method: request.method.rawValue, status: status)
+        let found = series.withLockedValue { known -> Series in
+            if let found = known[key] { return found }
+            let route = RequestObservationMiddleware.route(of: request)
+            let made = Series(
+                count: registry.makeCounter(name: "storytime_http_requests_total", labels: [("method", key.method), ("route", route), ("status", String(status))],
+                                            help: "HTTP requests answered, by route pattern and status"),
+                latency: registry.makeDurationHistogram(name: "storytime_http_request_duration_seconds", labels: [("method", key.method), ("route", route)],
+                                                        buckets: Self.latencyBuckets, help: "Time from request to response head, by route pattern"))
+            known[key] = made
+            return made
+        }
+        found.count.increment()
+        found.latency.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     func loginFailed(_ kind: String) {

@@ -10,8 +10,11 @@ import Vapor
 struct RequestObservationMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         let started = ContinuousClock.now
-        let id = Self.isPlainID(request.id) ? request.id : UUID().uuidString
-        request.logger[metadataKey: "request-id"] = .string(id)
+        var id = request.id
+        if !Self.isPlainID(id) {
+            id = UUID().uuidString
+            request.logger[metadataKey: "request-id"] = .string(id)   // Vapor put the caller's there
+        }
         return next.respond(to: request).map { response in
             response.headers.replaceOrAdd(name: .xRequestId, value: id)
             Self.finished(request, status: response.status.code, started: started)
@@ -38,9 +41,9 @@ struct RequestObservationMiddleware: Middleware {
 
     private static func finished(_ request: Request, status: UInt, started: ContinuousClock.Instant) {
         let duration = ContinuousClock.now - started
-        let route = route(of: request)
-        request.application.metrics.request(method: request.method.rawValue, route: route, status: status, duration: duration)
+        request.application.metrics.request(request, status: status, duration: duration)
         guard request.logger.logLevel <= .info else { return }
+        let route = route(of: request)
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         request.logger.info("request", metadata: [
             "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(status),

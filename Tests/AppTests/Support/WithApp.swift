@@ -6,8 +6,10 @@ import VaporTesting
 
 /// Runs `body` with a configured app on its own fresh database, and always tears both down.
 /// With `engine`, the catalog engine is built before `body` runs (tests otherwise get the SQL path).
-func withApp(engine: Bool = false, _ body: (Application) async throws -> Void) async throws {
-    let database = try await TestDatabase.create()
+/// `database` names an existing database to use instead of a fresh one (it is dropped afterwards too).
+func withApp(engine: Bool = false, database existing: String? = nil, _ body: (Application) async throws -> Void) async throws {
+    let database: String
+    if let existing { database = existing } else { database = try await TestDatabase.create() }
     let app = try await Application.make(.testing)
     app.logger.logLevel = .warning
     app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
