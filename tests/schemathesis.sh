@@ -26,7 +26,7 @@ schemathesis run "http://127.0.0.1:$port/openapi.json" \
     --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --phases examples,coverage,fuzzing \
     --workers 1 --request-timeout 10 --suppress-health-check all --seed 20261122 --no-color 2>&1 | tail -40
 status=${PIPESTATUS[0]}
-if grep -qE '^\[ (ERROR|CRITICAL) \]|Fatal error' .build/schemathesis-server.log; then
+if grep -qE '^\[ (ERROR|CRITICAL) \]|"level":"(error|critical)"|Fatal error' .build/schemathesis-server.log; then
     echo "the server logged errors during fuzzing:" >&2; grep -E 'ERROR|CRITICAL|Fatal' .build/schemathesis-server.log | head -20 >&2
     status=1
 fi
