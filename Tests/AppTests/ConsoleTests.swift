@@ -307,4 +307,50 @@ struct ConsoleTests {
             #expect(html.contains("Active books without a category (2)"))
         }
     }
+
+    @Test("passwords: staff change their own (current one checked, field errors kept beside the fields), admins reset anyone's; every session of that user ends, the changer's own continues; a removed or demoted user's sessions end at once")
+    func passwords() async throws {
+        try await withApp { app in
+            let editor = try await app.console(role: .editor, email: "ed@storytime.test")
+            let elsewhere = ConsoleClient(app)
+            try await elsewhere.signIn("ed@storytime.test")
+            // Field errors: wrong current password, too short, mismatch — nothing changes.
+            try await editor.get("/admin/account/password")
+            var page = try await editor.post("/admin/account/password", [("current", "not it"), ("password", "short"), ("confirm", "other")])
+            #expect(page.status == .unprocessableEntity)
+            #expect(page.html.contains(#"id="current-error""#) && page.html.contains(#"id="password-error""#) && page.html.contains(#"id="confirm-error""#))
+            #expect(!page.html.contains("not it"))   // a typed password is never echoed
+            #expect(try await elsewhere.get("/admin").status == .ok)
+            // Without the CSRF token: refused.
+            #expect(try await editor.post("/admin/account/password", [("current", "staff password"), ("password", "brand new pw 1"), ("confirm", "brand new pw 1")], csrf: false).status == .forbidden)
+            page = try await editor.post("/admin/account/password", [("current", "staff password"), ("password", "brand new pw 1"), ("confirm", "brand new pw 1")])
+            #expect(page.status == .seeOther || page.status == .found)
+            #expect(try await editor.get("/admin").status == .ok)                       // still signed in, on a new session
+            #expect(try await elsewhere.get("/admin").status == .seeOther)              // the other session ended
+            let fresh = ConsoleClient(app)
+            try await fresh.signIn("ed@storytime.test", password: "brand new pw 1")
+            #expect(try await app.count("SELECT count(*) AS n FROM audit_log WHERE action = 'password_change' AND table_name = 'staff_users'") == 1)
+            #expect(try await app.count("SELECT count(*) AS n FROM audit_log WHERE after::text LIKE '%$2%' OR before::text LIKE '%$2%'") == 0)
+            // An admin resets the editor's password: both of the editor's sessions end.
+            let admin = try await app.console(role: .admin)
+            let id = try await app.sql.raw("SELECT id FROM staff_users WHERE email = 'ed@storytime.test'").first()!.decode(column: "id", as: Int.self)
+            #expect(try await admin.get("/admin/staff_users/\(id)").html.contains("/admin/staff_users/\(id)/password"))
+            #expect(try await editor.get("/admin/staff_users/\(id)/password").status == .forbidden)
+            #expect(try await admin.post("/admin/staff_users/\(id)/password", [("password", "reset by admin 1"), ("confirm", "reset by admin 2")]).status == .unprocessableEntity)
+            #expect(try await admin.post("/admin/staff_users/\(id)/password", [("password", "reset by admin 1"), ("confirm", "reset by admin 1")]).status == .seeOther)
+            #expect(try await editor.get("/admin").status == .seeOther)
+            #expect(try await fresh.get("/admin").status == .seeOther)
+            #expect(try await admin.get("/admin").status == .ok)
+            let again = ConsoleClient(app)
+            try await again.signIn("ed@storytime.test", password: "reset by admin 1")
+            // Demoted (by SQL here: any path) → signed out at once; removed → the same.
+            try await app.sql.raw("UPDATE staff_users SET role = 'viewer' WHERE id = \(bind: id)").run()
+            #expect(try await again.get("/admin").status == .seeOther)
+            let viewer = ConsoleClient(app)
+            try await viewer.signIn("ed@storytime.test", password: "reset by admin 1")
+            try await app.sql.raw("DELETE FROM staff_users WHERE id = \(bind: id)").run()
+            #expect(try await viewer.get("/admin").status == .seeOther)
+            #expect(try await app.count("SELECT count(*) AS n FROM admin_sessions WHERE data->>'staffUserID' = \(bind: String(id))") == 0)
+        }
+    }
 }

@@ -12,6 +12,7 @@ enum AdminRoutes {
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
         try signedIn.register(collection: PlaysReportController())
+        try signedIn.register(collection: PasswordController())
         for resource in resources {
             try signedIn.register(collection: ResourceController(resource: resource))
         }

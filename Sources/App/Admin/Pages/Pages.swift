@@ -146,6 +146,7 @@ struct ShowPage: Encodable {
     let editURL: String?
     let deleteURL: String?
     let historyURL: String
+    let actions: [LayoutView.NavItem]
     let details: [DetailView]
     let related: [RelatedView]
 }

@@ -47,6 +47,8 @@ struct AdminResource: Sendable {
     var allowDelete = true
     /// A role that may write; viewers never may.
     var requiresAdmin = false
+    /// Extra buttons on a record's page for those who may write: a label and the path under the record.
+    var recordActions: [(label: String, path: String)] = []
 
     var csv: [AdminColumn] { csvColumns.isEmpty ? columns : csvColumns }
     var storedFields: [AdminField] { fields.filter(\.stored) }

@@ -180,6 +180,7 @@ struct ResourceController: RouteCollection, Sendable {
             editURL: writer ? AdminPath.record(resource, id, parentID: parentID) + "/edit" : nil,
             deleteURL: writer && resource.allowDelete ? AdminPath.record(resource, id, parentID: parentID) + "/delete" : nil,
             historyURL: AdminPath.history(table: resource.table, id: id),
+            actions: writer ? resource.recordActions.map { .init(label: $0.label, href: AdminPath.record(resource, id, parentID: parentID) + "/" + $0.path, current: false) } : [],
             details: details, related: related)
         return try await req.view.render("show", page)
     }

@@ -96,6 +96,7 @@ extension AdminResource {
         ],
         snapshot: "to_jsonb(t) - 'password_hash'",
         allowCreate: false,
-        requiresAdmin: true
+        requiresAdmin: true,
+        recordActions: [("Reset password", "password")]
     )
 }

@@ -1,0 +1,115 @@
+import SQLKit
+import Vapor
+
+/// Staff passwords in the console: `/admin/account/password` (anyone, their own, with the current
+/// one) and `/admin/staff_users/:id/password` (admins, anyone's, a reset). A password is never
+/// shown or logged. Changing it ends every session of that user (a trigger, `migrations/0012`);
+/// whoever changed their own stays signed in on a fresh session. Audited without the hash.
+struct PasswordController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("account", "password", use: ownForm)
+        routes.post("account", "password", use: changeOwn)
+        routes.get("staff_users", ":id", "password", use: resetForm)
+        routes.post("staff_users", ":id", "password", use: reset)
+    }
+
+    struct Errors: Encodable { var current: String?; var password: String?; var confirm: String?
+        var isEmpty: Bool { current == nil && password == nil && confirm == nil } }
+
+    struct Page: Encodable {
+        let layout: LayoutView
+        let heading: String
+        let action: String
+        let needsCurrent: Bool
+        let hint: String
+        let errors: Errors
+    }
+
+    static let ownPath = "/admin/account/password"
+    static func resetPath(_ id: Int) -> String { "/admin/staff_users/\(id)/password" }
+
+    @Sendable
+    func ownForm(req: Request) async throws -> View {
+        try await Self.render(req, own: true, target: try req.staff.email, action: Self.ownPath, errors: Errors())
+    }
+
+    @Sendable
+    func resetForm(req: Request) async throws -> View {
+        try requireAdmin(req)
+        let (id, email) = try await Self.target(req)
+        return try await Self.render(req, own: false, target: email, action: Self.resetPath(id), errors: Errors())
+    }
+
+    @Sendable
+    func changeOwn(req: Request) async throws -> Response {
+        let staff = try req.staff
+        let form = try FormBody(req)
+        var errors = Self.check(form)
+        let hash = try await req.sql.raw("SELECT password_hash FROM staff_users WHERE id = \(bind: staff.id)").first()?
+            .decode(column: "password_hash", as: String.self) ?? ""
+        if (try? await req.password.async.verify(form.value("current") ?? "", created: hash)) != true {
+            errors.current = "This is not your current password."
+        }
+        guard errors.isEmpty else {
+            return try await Self.render(req, own: true, target: staff.email, action: Self.ownPath, errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
+        }
+        try await Self.save(form.value("password") ?? "", for: staff.id, action: "password_change", req: req)
+        req.adminSession.signIn(staff)   // the trigger ended every session of this user, this one included
+        req.adminSession.flash("Your password was changed. Your other sessions were signed out.")
+        return req.redirect(to: AdminPath.dashboard, redirectType: .normal)
+    }
+
+    @Sendable
+    func reset(req: Request) async throws -> Response {
+        try requireAdmin(req)
+        let (id, email) = try await Self.target(req)
+        let form = try FormBody(req)
+        let errors = Self.check(form)
+        guard errors.isEmpty else {
+            return try await Self.render(req, own: false, target: email, action: Self.resetPath(id), errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
+        }
+        try await Self.save(form.value("password") ?? "", for: id, action: "password_reset", req: req)
+        let staff = try req.staff
+        if id == staff.id { req.adminSession.signIn(staff) }
+        req.adminSession.flash("The password of \(email) was reset; their sessions were signed out. Give it to them in person.")
+        return req.redirect(to: "/admin/staff_users/\(id)", redirectType: .normal)
+    }
+
+    /// The new password's rules (as `staff create`): 8 characters to bcrypt's 72 bytes, typed twice.
+    static func check(_ form: FormBody) -> Errors {
+        var errors = Errors()
+        let password = form.value("password") ?? ""
+        if password.count < 8 { errors.password = "Use at least 8 characters." }
+        else if password.utf8.count > 72 { errors.password = "Use at most 72 bytes." }
+        else if password.unicodeScalars.contains("\u{0}") { errors.password = "A password cannot contain a NUL character." }
+        if form.value("confirm") != password { errors.confirm = "The two passwords differ." }
+        return errors
+    }
+
+    /// The new hash and its audit row, in one transaction (the trigger ends the sessions in it too).
+    static func save(_ password: String, for id: Int, action: String, req: Request) async throws {
+        let hash = try await req.password.async.hash(password)
+        let audit = AuditWriter(staff: try req.staff)
+        try await req.transaction { sql in
+            try await sql.raw("UPDATE staff_users SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: id)").run()
+            let stamp = try await sql.raw("SELECT jsonb_build_object('password_changed_at', now())::text AS s").first()!.decode(column: "s", as: String.self)
+            try await audit.record(action, table: "staff_users", ids: [id], before: [:], after: [id: stamp], on: sql)
+        }
+    }
+
+    private static func target(_ req: Request) async throws -> (Int, String) {
+        let id = try req.pathID("id", missing: "No such staff user.")
+        guard let email = try await req.sql.raw("SELECT email FROM staff_users WHERE id = \(bind: id)").first()?.decode(column: "email", as: String.self) else {
+            throw Abort(.notFound, reason: "No such staff user.")
+        }
+        return (id, email)
+    }
+
+    private static func render(_ req: Request, own: Bool, target: String, action: String, errors: Errors) async throws -> View {
+        try await req.view.render("password", Page(
+            layout: LayoutView(req, title: own ? "Change your password" : "Reset a password", section: own ? "account" : "staff_users"),
+            heading: own ? "Change your password" : "Reset the password of \(target)", action: action, needsCurrent: own,
+            hint: own ? "Your other sessions will be signed out." : "Their sessions will be signed out; tell them the new password in person.",
+            errors: errors))
+    }
+}
