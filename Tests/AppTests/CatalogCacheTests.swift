@@ -69,6 +69,27 @@ struct CatalogCacheTests {
         }
     }
 
+    @Test("one console session across instances: signed in on A, a book edited through B with the same cookie, the change in A's API at once")
+    func sessionAcrossInstances() async throws {
+        try await withTwoApps(engine: true) { a, b in
+            let parent = try await a.makeParent()
+            let book = try await a.makeBook("Owl Moon", ages: 3...6)
+            let onA = try await a.console(role: .editor)
+            let onB = ConsoleClient(b)
+            onB.cookie = onA.cookie
+            let form = try await onB.get("/admin/books/\(book)/edit")   // B knows the session A created; its form carries the same CSRF token
+            #expect(form.status == .ok && onB.csrf == onA.csrf)
+            let fields: [(String, String)] = [("title", "Owl Moon Rising"), ("author", "Ann Author"), ("description", ""), ("age_min", "3"),
+                                              ("age_max", "6"), ("language", "en"), ("cover_image_url", ""), ("publisher_id", ""), ("status", "active")]
+            #expect(try await onB.post("/admin/books/\(book)", fields).status == .seeOther)
+            #expect(try await a.get("/api/v1/catalog/books/\(book)", token: parent.token).dataObject["title"] as? String == "Owl Moon Rising")
+            #expect(try await a.get("/api/v1/catalog/books?q=rising", token: parent.token).meta["total_count"] == 1)
+            // Signing out on B ends the session on A too.
+            #expect(try await onB.post("/admin/logout", []).status == .seeOther)
+            #expect(try await onA.get("/admin").status == .seeOther)
+        }
+    }
+
     @Test("rights availability flips when a window starts or ends, without any write", arguments: [false, true])
     func rightsOverTime(engine: Bool) async throws {
         try await withApp(engine: engine) { app in
