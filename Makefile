@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEMO_BOOKS ?= 2000
 PORT ?= 8080
 
-.PHONY: run test deps db-up db-down db-reset migrate build build-release bench psql clean
+.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak psql clean
 
 run: deps build
 	@scripts/run.sh
@@ -42,3 +42,7 @@ clean:
 # Release build, bench databases of 10k and 100k books (BENCH_1M=1 adds a million), wrk + pgbench.
 bench: deps
 	@bench/run.sh
+
+# Not in CI: 10 minutes at 200 connections of mixed catalog traffic with console writes (SOAK_MINUTES, SOAK_CONNECTIONS).
+soak: deps
+	@bench/soak.sh

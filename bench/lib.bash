@@ -1,0 +1,79 @@
+# Shared by bench/run.sh and bench/soak.sh (sourced after $app, $work and JWT/SESSION secrets are set).
+
+# prepare_db N: the bench database of N books (seeded once, migrated every time), a parent with
+# two children, a library of 60 books and 10,000 plays, a viewer; sets db, url, child, sibling, bulk_ids.
+prepare_db() {
+    local n=$1
+    db=st_bench_$n
+    url=$(scripts/db.sh url "$db")
+    have=$(scripts/db.sh psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'")
+    books=0
+    [ "$have" = 1 ] && books=$(scripts/db.sh psql -d "$db" -tAc "SELECT count(*) FROM books" 2>/dev/null || echo 0)
+    if [ "$books" != "$n" ]; then
+        scripts/db.sh reset "$db" >/dev/null
+        DATABASE_URL=$url $app migrate >/dev/null
+        start=$(date +%s%N)
+        DATABASE_URL=$url $app seed demo --books "$n" >/dev/null
+        echo "seed demo --books $n: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$work/seed.txt"
+    else
+        DATABASE_URL=$url $app migrate >/dev/null
+    fi
+    DATABASE_URL=$url $app parent create --email bench@bench.test --password 'bench password' --child Bo >/dev/null 2>&1 || true
+    DATABASE_URL=$url $app staff create --email bench@bench.test --password 'bench password' --role viewer >/dev/null 2>&1 || true
+    child=$(scripts/db.sh psql -d "$db" -tAc "SELECT c.id FROM children c JOIN parents p ON p.id = c.parent_id WHERE p.email = 'bench@bench.test' ORDER BY c.id LIMIT 1")
+    scripts/db.sh psql -d "$db" -qc "INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
+        SELECT $child, id, now() - id * interval '1 minute', CASE WHEN id % 2 = 0 THEN now() - id * interval '30 seconds' END
+          FROM books WHERE status = 'active' ORDER BY id LIMIT 60 ON CONFLICT DO NOTHING" >/dev/null
+    # A viewing history of 10,000 plays over those books (about a year, a play every 55 minutes),
+    # and a second child to copy to.
+    scripts/db.sh psql -d "$db" -qc "DELETE FROM plays WHERE child_id = $child;
+        INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+        SELECT $child, b.book_id, (g * 37) % 600, g % 5 = 0, now() - g * interval '55 minutes'
+          FROM generate_series(1, 10000) g
+          JOIN (SELECT book_id, row_number() OVER (ORDER BY book_id) - 1 AS k FROM library_entries WHERE child_id = $child) b ON b.k = g % 60;
+        INSERT INTO children (parent_id, name) SELECT parent_id, 'Cy' FROM children WHERE id = $child
+         AND NOT EXISTS (SELECT 1 FROM children c WHERE c.parent_id = (SELECT parent_id FROM children WHERE id = $child) AND c.name = 'Cy')" >/dev/null
+    sibling=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE name = 'Cy' AND parent_id = (SELECT parent_id FROM children WHERE id = $child)")
+    bulk_ids=$(scripts/db.sh psql -d "$db" -tAc "SELECT string_agg(book_id::text, ',') FROM library_entries WHERE child_id = $child")
+    export BENCH_BODY="{\"action\": \"copy\", \"to_child_id\": $sibling, \"book_ids\": [$bulk_ids]}"
+    scripts/db.sh psql -d "$db" -qc "VACUUM ANALYZE" >/dev/null
+}
+
+# start_app_server: serves the app (production mode) on a free port, waits for the catalog engine,
+# signs in a parent and a console viewer; sets http, server, base, token, cookie.
+start_app_server() {
+    http=$((30000 + RANDOM % 10000))
+    DATABASE_URL=$url $app serve --env production --hostname 127.0.0.1 --port $http > "$work/server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$http/healthz" >/dev/null && break; sleep 0.2; done
+    # The catalog engine builds in the background; measure once it serves.
+    start=$(date +%s%N)
+    for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$http/healthz" | grep -q '"engine":"ready"' && break; sleep 0.1; done
+    echo "catalog engine ready at $n books: $(( ($(date +%s%N) - start) / 1000000 )) ms after /healthz; app RSS $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
+    base="http://127.0.0.1:$http"
+    token=$(curl -sf -X POST "$base/api/v1/auth/token" -H 'Content-Type: application/json' \
+        -d '{"email":"bench@bench.test","password":"bench password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+    cookie=$(console_login bench@bench.test 'bench password')
+}
+
+# console_login EMAIL PASSWORD: signs in to the console and prints the session cookie's value. The
+# cookie is Secure in production; curl keeps no Secure cookie over http, so it is carried by hand.
+console_login() {
+    curl -sf -D "$work/h1" -o "$work/login.html" "$base/admin/login"
+    local sid csrf
+    sid=$(grep -i '^set-cookie: storytime_session=' "$work/h1" | sed 's/.*storytime_session=//; s/;.*//' | tr -d '\r')
+    csrf=$(grep -o 'name="csrf_token" value="[^"]*"' "$work/login.html" | head -1 | sed 's/.*value="//; s/"$//')
+    curl -sf -D "$work/h2" -o /dev/null -H "Cookie: storytime_session=$sid" -X POST "$base/admin/login" \
+        --data-urlencode "csrf_token=$csrf" --data-urlencode "email=$1" --data-urlencode "password=$2"
+    grep -i '^set-cookie: storytime_session=' "$work/h2" | sed 's/.*storytime_session=//; s/;.*//' | tr -d '\r'
+}
+
+# wrk output → "req/s p50_ms p99_ms"
+parse_wrk() {
+    awk '
+      function ms(v) { if (v ~ /us$/) return substr(v,1,length(v)-2)/1000; if (v ~ /ms$/) return substr(v,1,length(v)-2)+0;
+                       if (v ~ /s$/) return substr(v,1,length(v)-1)*1000; return v }
+      /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
+      /Non-2xx/ { bad=$NF }
+      END { printf "%.0f %.2f %.2f %s\n", rps, p50, p99, (bad==""?0:bad) }' "$1"
+}
