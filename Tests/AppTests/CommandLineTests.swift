@@ -11,7 +11,8 @@ struct CommandLineTests {
 
     struct Run { let status: Int32; let output: String; let error: String }
 
-    static func run(_ arguments: [String], databaseURL: String) throws -> Run {
+    /// The binary with `arguments`, set up as an operator would run it against `databaseURL` (not started).
+    static func process(_ arguments: [String], databaseURL: String) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -23,6 +24,11 @@ struct CommandLineTests {
         environment["BCRYPT_COST"] = "4"
         environment["LOG_LEVEL"] = "error"
         process.environment = environment
+        return process
+    }
+
+    static func run(_ arguments: [String], databaseURL: String) throws -> Run {
+        let process = process(arguments, databaseURL: databaseURL)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -94,17 +100,7 @@ struct CommandLineTests {
     func killedSeed() async throws {
         let database = try await TestDatabase.create()
         let url = TestDatabase.url(for: database)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["seed", "demo", "--books", "300000"]
-        process.currentDirectoryURL = URL(fileURLWithPath: TestDatabase.projectDirectory)
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = url
-        environment["JWT_SECRET"] = "cli-test-jwt-secret-long-enough-0123456789"
-        environment["SESSION_SECRET"] = "cli-test-session-secret-long-enough-0123456789"
-        environment["BCRYPT_COST"] = "4"
-        environment["LOG_LEVEL"] = "error"
-        process.environment = environment
+        let process = Self.process(["seed", "demo", "--books", "300000"], databaseURL: url)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
