@@ -226,7 +226,9 @@ struct SecurityTests {
         #expect(Problem(from: Leak(), environment: .development).detail.contains("hunter2"))
     }
 
-    @Test("a database that cannot be reached is a quick 503 problem, not a 500 or a hang")
+    // Never a hang: the time limit fails the test instead of waiting. How quick the 503 is belongs to
+    // tests/outage.sh, which runs alone (here 25 suites share two cores, so wall time says nothing).
+    @Test("a database that cannot be reached is a 503 problem, not a 500 or a hang", .timeLimit(.minutes(1)))
     func databaseOutage() async throws {
         let app = try await Application.make(.testing)
         app.logger.logLevel = .critical
@@ -235,13 +237,11 @@ struct SecurityTests {
         settings.databaseURL = "postgres://nobody:nothing@127.0.0.1:9/nowhere"   // the discard port: nothing listens
         do {
             try await configure(app, settings: settings)
-            let started = Date()
             let response = try await app.get("/api/v1/catalog/categories")
             #expect(response.status == .serviceUnavailable)
             #expect(response.headers.first(name: .contentType)?.hasPrefix("application/problem+json") == true)
             #expect(try response.json["code"] as? String == "unavailable")
             #expect(response.headers.first(name: "Retry-After") == "5")
-            #expect(Date().timeIntervalSince(started) < 8)
             #expect(try await app.get("/healthz").status == .serviceUnavailable)
         } catch {
             Issue.record(error)
@@ -249,7 +249,8 @@ struct SecurityTests {
         try await app.asyncShutdown()
     }
 
-    @Test("a database that goes away under the app and comes back: 503s meanwhile, then served again without a restart")
+    @Test("a database that goes away under the app and comes back: 503s meanwhile, then served again without a restart",
+          .timeLimit(.minutes(2)))
     func databaseRecovers() async throws {
         let database = try await TestDatabase.create()
         var target = URLComponents(string: TestDatabase.url(for: database))!
@@ -269,11 +270,9 @@ struct SecurityTests {
 
             await relay.stop()                      // every pooled connection drops; nothing listens
             for _ in 0..<5 {
-                let started = Date()
                 let response = try await app.get("/api/v1/catalog/categories?outage=\(UUID())")
                 #expect(response.status == .serviceUnavailable)
                 #expect(try response.json["code"] as? String == "unavailable")
-                #expect(Date().timeIntervalSince(started) < 8)
             }
             #expect(try await app.get("/healthz").status == .serviceUnavailable)
 
