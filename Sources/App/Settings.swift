@@ -17,6 +17,9 @@ struct Settings: Sendable {
     var catalogEngine = true
     /// A bearer token that opens `/metrics` to scrapers off this machine (nil: loopback only).
     var metricsToken: String? = nil
+    /// The largest console form body (`CONSOLE_FORM_LIMIT_KB`): a book's 10,000-character
+    /// description, percent-encoded, fits the default with room to spare.
+    var consoleFormLimit = 160 * 1024
 
     enum Problem: Error, LocalizedError, Equatable {
         case missing([String])
@@ -74,7 +77,8 @@ struct Settings: Sendable {
             tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000)),
             trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }),
             catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
-            metricsToken: try metricsToken(values["METRICS_TOKEN"])
+            metricsToken: try metricsToken(values["METRICS_TOKEN"]),
+            consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024
         )
     }
 

@@ -13,5 +13,5 @@ func routes(_ app: Application) throws {
     try api.register(collection: CatalogCalendarController())
     try api.register(collection: ControlsController())
     try api.register(collection: AccountController())
-    try AdminRoutes.register(on: app)
+    try ConsoleRoutes.register(on: app)
 }

@@ -1,11 +1,11 @@
 /// The grammar of a console path the app may redirect to (`next` after sign-in, a batch's
-/// `return_to`): `/admin`, then path segments and an optional query of URL-safe ASCII only.
+/// `return_to`): the console's prefix (`AdminPath.dashboard`), then path segments and an optional query of URL-safe ASCII only.
 /// Anything else — another host (`//x`), a backslash, a dot segment, a raw space or control
 /// character (CR/LF would split the `Location` header), a malformed `%` escape — is refused.
 public enum ConsolePath {
     public static let maxLength = 2048
 
-    public static func validated(_ text: String, under prefix: String = "/admin") -> String? {
+    public static func validated(_ text: String, under prefix: String) -> String? {
         guard text.utf8.count <= maxLength, text == prefix || text.hasPrefix(prefix + "/") || text.hasPrefix(prefix + "?") else {
             return nil
         }

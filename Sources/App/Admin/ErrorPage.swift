@@ -6,9 +6,9 @@ enum ErrorPage {
         let title = problem.status.reasonPhrase
         let html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(problem.status.code) \(title.escapedHTML())</title>
-            <link rel="stylesheet" href="/admin.css"></head><body><main class="error-page">
+            <link rel="stylesheet" href="\(AdminPath.stylesheet)"></head><body><main class="error-page">
             <h1>\(problem.status.code) \(title.escapedHTML())</h1><p>\(problem.detail.escapedHTML())</p>
-            <p><a href="/admin">Back to the console</a></p></main></body></html>
+            <p><a href="\(AdminPath.dashboard)">Back to the console</a></p></main></body></html>
             """
         var headers = problem.headers
         headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")

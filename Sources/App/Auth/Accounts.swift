@@ -1,10 +1,6 @@
 import SQLKit
 import Vapor
 
-enum StaffRole: String, Codable, Sendable, CaseIterable {
-    case admin, editor, viewer
-}
-
 /// Creating accounts, shared by the command line and the demo seed.
 enum Accounts {
     static func createStaff(email: String, passwordHash: String, role: StaffRole, on sql: any SQLDatabase) async throws -> Int {

@@ -50,9 +50,9 @@ struct BookDTO: Content, Sendable, Equatable {
     static let columns: SQLQueryString = """
         b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url, b.status,
         p.id AS publisher_id, p.name AS publisher_name,
-        CASE WHEN v.status = 'ready' THEN v.duration_seconds END AS duration_seconds,
+        \(BookSQL.readyDuration("v")) AS duration_seconds,
         COALESCE(v.has_captions, false) AS has_captions,
-        \(unsafeRaw: rightsAvailableSQL("b")) AS rights_available,
+        \(BookSQL.rightsAvailable("b")) AS rights_available,
         (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)
                                   ORDER BY c.display_order, c.name, c.id), '[]')::text
            FROM book_categories bc JOIN categories c ON c.id = bc.category_id

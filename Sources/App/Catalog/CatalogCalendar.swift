@@ -160,9 +160,9 @@ struct CatalogCalendarController: RouteCollection {
         let kind = try query.choice("kind", as: Kind.self, allowed: Kind.allCases) ?? .arriving
         let page = try PageRequest(query)
         let events: SQLQueryString = "SELECT book_id FROM (\(scope.events(first: date, days: 1))) e WHERE e.kind = \(bind: kind.rawValue)"
-        let total = try await req.sql.raw("""
+        let total = try await req.sql.number("""
             SELECT count(*) AS n FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active'
-            """).first()!.decode(column: "n", as: Int.self)
+            """)
         var items: [BookDTO] = []
         if page.offset < total {
             items = try await req.sql.raw("""

@@ -76,7 +76,7 @@ struct CatalogQueries {
     }
 
     func count(_ parameters: CatalogParameters, search: Search?) async throws -> Int {
-        try await sql.raw(countQuery(parameters, search: search)).first()!.decode(column: "n", as: Int.self)
+        try await sql.number(countQuery(parameters, search: search))
     }
 
     /// The page of books in a total order (ties broken by id). The page's ids are chosen first

@@ -36,7 +36,7 @@ struct HistoryController: RouteCollection {
             let condition = filter.condition(child: child.id)
             // Unfiltered, the total is the child's play count, kept by triggers.
             let total = filter.isEmpty ? child.plays
-                : try await req.sql.raw("SELECT count(*) AS n FROM plays p WHERE \(condition)").first()!.decode(column: "n", as: Int.self)
+                : try await req.sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
             var items: [ItemDTO] = []
             if page.offset < total {
                 // The page's plays first; then, for those only, the book and whether it is a rewatch
@@ -148,15 +148,15 @@ struct HistoryController: RouteCollection {
                                        WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
                  WHERE le.child_id = \(bind: child.id)
                 """
-            let total = try await req.sql.raw("""
+            let total = try await req.sql.number("""
                 SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
-                """).first()!.decode(column: "n", as: Int.self)
+                """)
             var rows: [any SQLRow] = []
             if page.offset < total {
                 rows = try await req.sql.raw("""
                     SELECT \(BookDTO.columns), l.position_seconds AS last_position, l.played_at AS last_played,
-                           \(unsafeRaw: progressSQL(position: "l.position_seconds", completed: "l.completed")) AS progress,
-                           \(unsafeRaw: nextRightsChangeSQL("b")) AS next_rights_change
+                           \(BookSQL.progress(position: "l.position_seconds", completed: "l.completed")) AS progress,
+                           \(BookSQL.nextRightsChange("b")) AS next_rights_change
                       FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
                      WHERE NOT l.completed AND b.status = 'active'
                      ORDER BY l.played_at DESC, b.id DESC
@@ -173,16 +173,6 @@ struct HistoryController: RouteCollection {
     }
 }
 
-/// How far through a book the last play got: 1 when it was completed, position ÷ duration (at
-/// most 1) when the duration is known, null otherwise. `v` is the book's video asset.
-func progressSQL(position: String, completed: String) -> String {
-    """
-    CASE WHEN \(completed) THEN 1.0::float8
-         WHEN v.status = 'ready' AND v.duration_seconds > 0 THEN LEAST(\(position)::float8 / v.duration_seconds, 1.0)
-    END
-    """
-}
-
 /// The small book reference of history entries: id, title, cover, duration.
 struct BookRefDTO: Content {
     let id: Int
@@ -192,7 +182,7 @@ struct BookRefDTO: Content {
 
     /// For `books b` with its video asset `v` LEFT JOINed.
     static let columns: SQLQueryString = """
-        b.id AS book_id, b.title, b.cover_image_url, CASE WHEN v.status = 'ready' THEN v.duration_seconds END AS duration_seconds
+        b.id AS book_id, b.title, b.cover_image_url, \(BookSQL.readyDuration("v")) AS duration_seconds
         """
 
     init(row: any SQLRow) throws {
@@ -232,7 +222,7 @@ struct HistoryFilter {
         guard Instants.day(text) != nil else {
             throw Problem.invalidParameter(name, "\(name) must be an RFC 3339 date-time or a date YYYY-MM-DD")
         }
-        return "((\(bind: text)::date + \(unsafeRaw: nextDay ? "1" : "0"))::timestamp AT TIME ZONE \(bind: zone))"
+        return "((\(bind: text)::date + \(literal: nextDay ? 1 : 0))::timestamp AT TIME ZONE \(bind: zone))"
     }
 
     var isEmpty: Bool { from == nil && to == nil && bookID == nil }

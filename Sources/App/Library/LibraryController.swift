@@ -29,7 +29,7 @@ struct LibraryController: RouteCollection {
         static let columns: SQLQueryString = """
             \(BookDTO.columns), le.added_at, le.last_played_at,
             (SELECT count(*) FROM plays q WHERE q.child_id = le.child_id AND q.book_id = le.book_id AND q.completed) AS completed_count,
-            (SELECT \(unsafeRaw: progressSQL(position: "q.position_seconds", completed: "q.completed")) FROM plays q
+            (SELECT \(BookSQL.progress(position: "q.position_seconds", completed: "q.completed")) FROM plays q
               WHERE q.child_id = le.child_id AND q.book_id = le.book_id ORDER BY q.played_at DESC, q.id DESC LIMIT 1) AS progress,
             storytime_rights_ends_at(b.id, now()) AS rights_ends_at
             """
@@ -121,23 +121,23 @@ struct LibraryController: RouteCollection {
     private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, query: QueryParameters,
                       req: Request) async throws -> (response: Response, validUntil: Date?) {
         let sql = req.sql
-        let total = try await sql.raw("""
+        let total = try await sql.number("""
             SELECT count(*) AS n FROM library_entries le JOIN books b ON b.id = le.book_id
              WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
-            """).first()!.decode(column: "n", as: Int.self)
+            """)
         var rows: [any SQLRow] = []
         if parameters.page.offset < total {
-            let order: String
+            let order: SQLFragment
             switch parameters.sort {
             case .recentlyAdded: order = "le.added_at DESC, b.id DESC"
             case .title: order = "lower(b.title) ASC, b.id ASC"
             case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
             }
             rows = try await sql.raw("""
-                SELECT \(EntryDTO.columns), \(unsafeRaw: nextRightsChangeSQL("b")) AS next_rights_change
+                SELECT \(EntryDTO.columns), \(BookSQL.nextRightsChange("b")) AS next_rights_change
                   FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
                  WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
-                 ORDER BY \(unsafeRaw: order)
+                 ORDER BY \(order)
                  LIMIT \(bind: parameters.page.perPage) OFFSET \(bind: parameters.page.offset)
                 """).all()
         }
@@ -156,7 +156,7 @@ struct LibraryController: RouteCollection {
         guard let state = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: bookID)) AS duplicate,
                    b.id IS NOT NULL AS found,
-                   \(unsafeRaw: rightsAvailableSQL("b")) AS rights,
+                   \(BookSQL.rightsAvailable("b")) AS rights,
                    b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
               FROM children c LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)

@@ -224,7 +224,7 @@ struct LibraryTransferController: RouteCollection {
         let row = try await req.sql.raw("""
             WITH wanted AS (
                 SELECT b.id FROM books b JOIN book_categories bc ON bc.book_id = b.id AND bc.category_id = \(bind: category)
-                 WHERE b.status = 'active' AND \(unsafeRaw: rightsAvailableSQL("b"))
+                 WHERE b.status = 'active' AND \(BookSQL.rightsAvailable("b"))
                    AND NOT storytime_blocked_for_child(\(bind: child), b.id)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: limit)
             ), added AS (

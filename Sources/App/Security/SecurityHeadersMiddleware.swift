@@ -18,7 +18,7 @@ struct SecurityHeadersMiddleware: Middleware {
     private static func secure(_ response: Response, for request: Request) -> Response {
         let path = request.encodedPath
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
-        if path == "/admin" || path.hasPrefix("/admin/") {
+        if AdminPath.contains(path) {
             response.headers.replaceOrAdd(name: "Content-Security-Policy", value: consolePolicy)
             response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
             response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")

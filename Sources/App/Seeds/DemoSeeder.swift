@@ -22,7 +22,7 @@ struct DemoSeeder: Sendable {
     }
 
     func run(on sql: any SQLDatabase, skipIfNotEmpty: Bool, progress: @Sendable (String) -> Void) async throws -> Outcome {
-        let existing = try await sql.raw("SELECT count(*) AS n FROM books").first()!.decode(column: "n", as: Int.self)
+        let existing = try await sql.number("SELECT count(*) AS n FROM books")
         if existing > 0 {
             guard skipIfNotEmpty else {
                 throw Abort(.conflict, reason: "the catalog already has \(existing) books; seed demo needs an empty catalog (or pass --if-empty)")
@@ -90,7 +90,7 @@ struct DemoSeeder: Sendable {
     }
 
     private func seedBooks(from lower: Int, to upper: Int, words: Words, on sql: any SQLDatabase) async throws {
-        let h: (Int) -> SQLQueryString = { k in "(hashint8extended(g, \(unsafeRaw: String(k))) & 2147483647)::int" }
+        let h: (Int) -> SQLQueryString = { k in "(hashint8extended(g, \(literal: k)) & 2147483647)::int" }
         try await sql.raw("""
             WITH w AS (
                 SELECT \(bind: words.classics.map { $0[0] })::text[] AS ctitle, \(bind: words.classics.map { $0[1] })::text[] AS cauthor,

@@ -7,10 +7,12 @@ import Vapor
 /// whoever changed their own stays signed in on a fresh session. Audited without the hash.
 struct PasswordController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("account", "password", use: ownForm)
-        routes.post("account", "password", use: changeOwn)
-        routes.get("staff_users", ":id", "password", use: resetForm)
-        routes.post("staff_users", ":id", "password", use: reset)
+        let own = AdminPath.segments(AdminPath.ownPassword)
+        let reset = [.constant(AdminResource.staffUsers.slug), .parameter("id"), .constant(ResourcePath.password)] as [PathComponent]
+        routes.get(own, use: ownForm)
+        routes.post(own, use: changeOwn)
+        routes.get(reset, use: resetForm)
+        routes.post(reset, use: self.reset)
     }
 
     struct Errors: Encodable { var current: String?; var password: String?; var confirm: String?
@@ -25,19 +27,17 @@ struct PasswordController: RouteCollection {
         let errors: Errors
     }
 
-    static let ownPath = "/admin/account/password"
-    static func resetPath(_ id: Int) -> String { "/admin/staff_users/\(id)/password" }
 
     @Sendable
     func ownForm(req: Request) async throws -> View {
-        try await Self.render(req, own: true, target: try req.staff.email, action: Self.ownPath, errors: Errors())
+        try await Self.render(req, own: true, target: try req.staff.email, action: AdminPath.ownPassword, errors: Errors())
     }
 
     @Sendable
     func resetForm(req: Request) async throws -> View {
         try requireAdmin(req)
         let (id, email) = try await Self.target(req)
-        return try await Self.render(req, own: false, target: email, action: Self.resetPath(id), errors: Errors())
+        return try await Self.render(req, own: false, target: email, action: AdminPath.staffPassword(id), errors: Errors())
     }
 
     @Sendable
@@ -51,7 +51,7 @@ struct PasswordController: RouteCollection {
             errors.current = "This is not your current password."
         }
         guard errors.isEmpty else {
-            return try await Self.render(req, own: true, target: staff.email, action: Self.ownPath, errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
+            return try await Self.render(req, own: true, target: staff.email, action: AdminPath.ownPassword, errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
         }
         try await Self.save(form.value("password") ?? "", for: staff.id, action: "password_change", req: req)
         req.adminSession.signIn(staff)   // the trigger ended every session of this user, this one included
@@ -66,13 +66,13 @@ struct PasswordController: RouteCollection {
         let form = try FormBody(req)
         let errors = Self.check(form)
         guard errors.isEmpty else {
-            return try await Self.render(req, own: false, target: email, action: Self.resetPath(id), errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
+            return try await Self.render(req, own: false, target: email, action: AdminPath.staffPassword(id), errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
         }
         try await Self.save(form.value("password") ?? "", for: id, action: "password_reset", req: req)
         let staff = try req.staff
         if id == staff.id { req.adminSession.signIn(staff) }
         req.adminSession.flash("The password of \(email) was reset; their sessions were signed out. Give it to them in person.")
-        return req.redirect(to: "/admin/staff_users/\(id)", redirectType: .normal)
+        return req.redirect(to: AdminPath.record(AdminResource.staffUsers.slug, id), redirectType: .normal)
     }
 
     /// The new password's rules (as `staff create`): 8 characters to bcrypt's 72 bytes, typed twice.

@@ -6,7 +6,7 @@ import Vapor
 /// by record (`?staff=ID`, `?table=books&record=ID`).
 struct AuditController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("audit", use: list)
+        routes.get(AdminPath.segments(AdminPath.audit), use: list)
     }
 
     struct Change: Encodable { let field: String; let before: String; let after: String }
@@ -30,8 +30,9 @@ struct AuditController: RouteCollection {
     }
 
     static let perPage = 50
-    static let tables = ["books", "categories", "publishers", "rights_windows", "video_assets", "staff_users"]
-    static let adminOnlyTables: Set<String> = ["staff_users"]
+    static let tables = ResourceRegistry.all.map(\.table)
+    /// Staff accounts (emails, roles) are admin-only records, in the audit as everywhere.
+    static let adminOnlyTables = Set(ResourceRegistry.all.filter(\.requiresAdmin).map(\.table))
 
     @Sendable
     func list(req: Request) async throws -> View {
@@ -41,7 +42,6 @@ struct AuditController: RouteCollection {
         let record = (try? query.integer("record", in: 1...Int(Int64.max), what: "")) ?? nil
         let page = ((try? query.integer("page", in: 1...100_000, what: "")) ?? nil) ?? 1
         var conditions: [SQLQueryString] = ["true"]
-        // Staff accounts (emails, roles) are admin-only records, in the audit as everywhere.
         let visibleTables = try req.staff.isAdmin ? Self.tables : Self.tables.filter { !Self.adminOnlyTables.contains($0) }
         if visibleTables.count < Self.tables.count { conditions.append("a.table_name = ANY(\(bind: visibleTables))") }
         if let staffID { conditions.append("a.staff_user_id = \(bind: staffID)") }
@@ -69,7 +69,7 @@ struct AuditController: RouteCollection {
             return OptionView(value: String(id), label: try $0.decode(column: "email", as: String.self), selected: id == staffID)
         })
         let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + visibleTables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
-        func url(_ page: Int) -> String { "/admin/audit?" + query.setting("page", to: String(page)).encoded }
+        func url(_ page: Int) -> String { AdminPath.audit + "?" + query.setting("page", to: String(page)).encoded }
         return try await req.view.render("audit", Page(
             layout: LayoutView(req, title: "Audit log", section: "audit"), entries: Array(entries), staff: staff, tables: tables,
             record: record.map(String.init) ?? "",
@@ -78,10 +78,9 @@ struct AuditController: RouteCollection {
     }
 
     static func recordURL(table: String, id: Int) -> String? {
-        switch table {
-        case "books", "categories", "publishers", "video_assets", "staff_users": return "/admin/\(table)/\(id)"
-        default: return nil
-        }
+        // A nested record (a rights window) has no page of its own without its parent.
+        guard let resource = ResourceRegistry.resource(table: table), resource.parent == nil else { return nil }
+        return AdminPath.record(resource.slug, id)
     }
 
     /// The fields that differ between two JSON snapshots (all of them for a create or delete).

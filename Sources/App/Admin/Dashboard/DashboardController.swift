@@ -29,6 +29,7 @@ struct DashboardController: RouteCollection {
         let noVideoCount: String
         let noCategory: [Item]
         let noCategoryCount: String
+        let videoLinks: [LayoutView.NavItem]
     }
 
     static func capped(_ n: Int) -> String { n > 10_000 ? "more than 10,000" : n.formatted() }
@@ -47,11 +48,11 @@ struct DashboardController: RouteCollection {
         if booksEstimate > 20_000 {
             booksText = "about \(booksEstimate.formatted())"
         } else {
-            booksText = (try await sql.raw("SELECT count(*) AS n FROM books").first()!.decode(column: "n", as: Int.self)).formatted()
+            booksText = (try await sql.number("SELECT count(*) AS n FROM books")).formatted()
         }
         func items(_ query: SQLQueryString) async throws -> [Item] {
             try await sql.raw(query).all().map {
-                Item(title: try $0.decode(column: "title", as: String.self), href: "/admin/books/\(try $0.decode(column: "id", as: Int.self))",
+                Item(title: try $0.decode(column: "title", as: String.self), href: AdminPath.record("books", try $0.decode(column: "id", as: Int.self)),
                      detail: try $0.decode(column: "detail", as: String.self))
             }
         }
@@ -69,14 +70,17 @@ struct DashboardController: RouteCollection {
         let page = Page(
             layout: LayoutView(req, title: "Dashboard", section: "dashboard"),
             counts: [
-                Count(label: "Books", value: booksText, href: "/admin/books"),
-                Count(label: "Categories", value: try counts.decode(column: "categories", as: Int.self).formatted(), href: "/admin/categories"),
-                Count(label: "Publishers", value: try counts.decode(column: "publishers", as: Int.self).formatted(), href: "/admin/publishers"),
-                Count(label: "Staff", value: try counts.decode(column: "staff", as: Int.self).formatted(), href: "/admin/audit"),
+                Count(label: "Books", value: booksText, href: AdminPath.list("books")),
+                Count(label: "Categories", value: try counts.decode(column: "categories", as: Int.self).formatted(), href: AdminPath.list("categories")),
+                Count(label: "Publishers", value: try counts.decode(column: "publishers", as: Int.self).formatted(), href: AdminPath.list("publishers")),
+                Count(label: "Staff", value: try counts.decode(column: "staff", as: Int.self).formatted(), href: AdminPath.audit),
             ],
             starting: starting, ending: ending,
             noVideo: problems.noVideo, noVideoCount: problems.noVideoCount,
-            noCategory: problems.noCategory, noCategoryCount: problems.noCategoryCount)
+            noCategory: problems.noCategory, noCategoryCount: problems.noCategoryCount,
+            videoLinks: [("No video asset", "none"), ("Processing", "processing"), ("Failed", "failed")].map {
+                .init(label: $0.0, href: AdminPath.list("books", query: "?status=active&video=\($0.1)"), current: false)
+            })
         return try await req.view.render("dashboard", page)
     }
 

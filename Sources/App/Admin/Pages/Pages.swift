@@ -10,6 +10,18 @@ struct LayoutView: Encodable {
     let nav: [NavItem]
     let flash: [String]
     let csrfToken: String
+    let paths = Paths()
+
+    /// The console's fixed paths, for the layout's links and forms.
+    struct Paths: Encodable {
+        let dashboard = AdminPath.dashboard
+        let logout = AdminPath.logout
+        let ownPassword = AdminPath.ownPassword
+        let stylesheet = AdminPath.stylesheet
+        let script = AdminPath.script
+        let audit = AdminPath.audit
+        let playsReport = AdminPath.playsReport
+    }
 
     init(_ req: Request, title: String, section: String) {
         self.title = title
@@ -17,12 +29,13 @@ struct LayoutView: Encodable {
         self.user = user?.email
         self.role = user?.role.rawValue
         self.canEdit = user?.canEdit ?? false
-        let items: [(String, String, String)] = [
-            ("Dashboard", AdminPath.dashboard, "dashboard"), ("Books", "/admin/books", "books"),
-            ("Categories", "/admin/categories", "categories"), ("Publishers", "/admin/publishers", "publishers"),
-            ("Video assets", "/admin/video_assets", "video_assets"), ("Most played", AdminPath.playsReport, "reports"),
-            ("Audit log", AdminPath.audit, "audit"),
-        ] + (user?.isAdmin == true ? [("Staff", "/admin/staff_users", "staff_users")] : [])
+        // The registry's resources (staff ones for admins only), the reports and the audit log
+        // after the catalog's, and staff last.
+        let resources = ResourceRegistry.navigation.filter { !$0.requiresAdmin || user?.isAdmin == true }
+        let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
+            + resources.filter { !$0.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
+            + [("Most played", AdminPath.playsReport, "reports"), ("Audit log", AdminPath.audit, "audit")]
+            + resources.filter(\.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()
         csrfToken = req.adminSession.csrfToken

@@ -10,8 +10,8 @@ import Vapor
 /// inside the period count, so a viewing resumed from before the period counts in full.
 struct PlaysReportController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("reports", "plays", use: page)
-        routes.get("reports", "plays.csv", use: csv)
+        routes.get(AdminPath.segments(AdminPath.playsReport), use: page)
+        routes.get(AdminPath.segments(AdminPath.playsReport + ".csv"), use: csv)
     }
 
     static let periods = [("7", "Last 7 days"), ("30", "Last 30 days"), ("90", "Last 90 days"), ("365", "Last year")]
@@ -75,7 +75,7 @@ struct PlaysReportController: RouteCollection {
               FROM watched w JOIN books b ON b.id = w.book_id LEFT JOIN publishers pb ON pb.id = b.publisher_id
              WHERE \(scope)
              GROUP BY b.id, b.title, pb.name
-             ORDER BY \(unsafeRaw: filter.order == "minutes" ? "minutes DESC, plays DESC" : "plays DESC, minutes DESC"), b.id
+             ORDER BY \(filter.order == "minutes" ? "minutes DESC, plays DESC" : "plays DESC, minutes DESC" as SQLFragment), b.id
              LIMIT \(bind: limit)
             """).all()
         return try rows.enumerated().map { index, row in
@@ -83,7 +83,7 @@ struct PlaysReportController: RouteCollection {
             return Row(rank: index + 1, bookID: id, title: try row.decode(column: "title", as: String.self),
                        publisher: try row.decode(column: "publisher", as: String.self),
                        plays: try row.decode(column: "plays", as: Int.self), children: try row.decode(column: "children", as: Int.self),
-                       minutes: try row.decode(column: "minutes", as: Int.self), url: "/admin/books/\(id)")
+                       minutes: try row.decode(column: "minutes", as: Int.self), url: AdminPath.record("books", id))
         }
     }
 

@@ -18,7 +18,7 @@ extension AdminResource {
             AdminColumn("updated_at", "Updated", format: .datetime),
         ],
         search: AdminSearch(label: "Search name or slug") { q in
-            "(t.name ILIKE \(bind: "%" + likeEscaped(q) + "%") OR t.slug ILIKE \(bind: "%" + likeEscaped(q) + "%"))"
+            "(\(contains("t.name", q)) OR \(contains("t.slug", q)))"
         },
         fields: [
             AdminField(name: "name", label: "Name", kind: .text(maxLength: 100), required: true),
@@ -48,14 +48,26 @@ extension AdminResource {
                 ? ["slug": "Use lowercase letters, digits and single dashes."] : [:]
         },
         deleteWarning: { id, sql in
-            let n = try await sql.raw("SELECT count(*) AS n FROM book_categories WHERE category_id = \(bind: id)").first()!.decode(column: "n", as: Int.self)
+            let n = try await sql.count(from: "book_categories", where: "category_id", is: id)
             return n == 0 ? "No book has this category." : "\(n) \(n == 1 ? "book loses" : "books lose") this category."
         },
         estimateAbove: 1_000_000
     )
 }
 
-/// `%` and `_` typed by a user match themselves in ILIKE.
-func likeEscaped(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+/// "Animals & Nature" → "animals-nature".
+func slugify(_ text: String) -> String {
+    let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
+    var slug = ""
+    var dash = false
+    for scalar in folded.unicodeScalars {
+        if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
+            if dash && !slug.isEmpty { slug.append("-") }
+            slug.unicodeScalars.append(scalar)
+            dash = false
+        } else {
+            dash = true
+        }
+    }
+    return String(slug.prefix(100))
 }

@@ -9,7 +9,7 @@ extension AdminResource {
             AdminColumn("book_count", "Books", sql: "(SELECT count(*) FROM books b WHERE b.publisher_id = t.id)", format: .number),
             AdminColumn("updated_at", "Updated", sortable: true, format: .datetime),
         ],
-        search: AdminSearch(label: "Search name") { q in "t.name ILIKE \(bind: "%" + likeEscaped(q) + "%")" },
+        search: AdminSearch(label: "Search name") { q in contains("t.name", q) },
         fields: [AdminField(name: "name", label: "Name", kind: .text(maxLength: 200), required: true)],
         defaultSort: "name",
         constraintMessages: [
@@ -17,7 +17,7 @@ extension AdminResource {
             "publishers_name_not_blank": FieldMessage(field: "name", message: "This field is required."),
         ],
         deleteWarning: { id, sql in
-            let n = try await sql.raw("SELECT count(*) AS n FROM books WHERE publisher_id = \(bind: id)").first()!.decode(column: "n", as: Int.self)
+            let n = try await sql.count(from: "books", where: "publisher_id", is: id)
             return n == 0 ? nil : "\(n) \(n == 1 ? "book keeps" : "books keep") no publisher."
         }
     )

@@ -3,16 +3,6 @@ import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
-/// The signed-in staff member of a console request.
-struct StaffUser: Sendable, Equatable {
-    let id: Int
-    let email: String
-    let role: StaffRole
-
-    var canEdit: Bool { role != .viewer }
-    var isAdmin: Bool { role == .admin }
-}
-
 /// A console session: a random id in an HttpOnly cookie, its data in PostgreSQL (so any app
 /// instance can serve it). The table holds an HMAC of the id (keyed by SESSION_SECRET), so a
 /// copy of the database cannot be replayed as cookies.
@@ -203,7 +193,7 @@ struct AdminSessionMiddleware: AsyncMiddleware {
         if let cookie = try await current.persist(on: sql) {
             response.cookies[AdminSession.cookieName] = HTTPCookies.Value(
                 string: cookie.value, expires: cookie.maxAge.map { Date().addingTimeInterval($0) }, maxAge: cookie.maxAge.map { Int($0) },
-                path: "/admin", isSecure: request.application.environment == .production, isHTTPOnly: true, sameSite: .lax)
+                path: AdminPath.dashboard, isSecure: request.application.environment == .production, isHTTPOnly: true, sameSite: .lax)
         }
         return response
     }

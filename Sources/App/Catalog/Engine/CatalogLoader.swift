@@ -67,7 +67,7 @@ enum CatalogLoader {
               """
         let query: PostgresQuery = """
             SELECT b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url,
-                   p.id, p.name, CASE WHEN v.status = 'ready' THEN v.duration_seconds END, COALESCE(v.has_captions, false),
+                   p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
                    rw.starts, rw.ends, b.search_vector

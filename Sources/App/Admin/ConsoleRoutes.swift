@@ -1,19 +1,18 @@
 import Vapor
 
 /// The console under /admin: sessions for every page, sign-in for all but the login page, CSRF on
-/// every state-changing form.
-enum AdminRoutes {
-    static let resources: [AdminResource] = [.books, .categories, .publishers, .rightsWindows, .videoAssets, .staffUsers]
-
+/// every state-changing form; one `ResourceController` per registered resource.
+enum ConsoleRoutes {
     static func register(on app: Application) throws {
-        let admin = app.grouped("admin").grouped(AdminSessionMiddleware())
+        try ResourceRegistry.checkDeclarations()
+        let admin = app.grouped(.constant(AdminPath.prefix)).grouped(AdminSessionMiddleware())
         try admin.register(collection: LoginController())
-        let signedIn = admin.grouped(StaffAuthMiddleware()).grouped(CSRFMiddleware())
+        let signedIn = admin.grouped(StaffAuthMiddleware()).grouped(CSRFMiddleware(maxBody: app.settings.consoleFormLimit))
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
         try signedIn.register(collection: PlaysReportController())
         try signedIn.register(collection: PasswordController())
-        for resource in resources {
+        for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))
         }
     }

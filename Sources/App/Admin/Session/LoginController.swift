@@ -2,75 +2,13 @@ import Core
 import SQLKit
 import Vapor
 
-/// Console pages need a signed-in staff member; others are sent to the login page.
-struct StaffAuthMiddleware: AsyncMiddleware {
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        guard request.adminSession.user != nil else {
-            let target = request.url.path + (request.url.query.map { "?" + $0 } ?? "")
-            let next = request.method == .GET ? "?next=" + QueryParameters.encodeComponent(target) : ""
-            return request.redirect(to: AdminPath.login + next)
-        }
-        return try await next.respond(to: request)
-    }
-}
-
-/// Every state-changing console request carries the session's `csrf_token`, or is refused (403).
-/// The form body is read here, before the route, so this is where its size is limited (413).
-struct CSRFMiddleware: AsyncMiddleware {
-    /// Forms: a book's 10,000-character description, percent-encoded, fits with room to spare.
-    static let formLimit = 160 * 1024
-    /// The sign-in form: an email and a password.
-    static let loginLimit = 8 * 1024
-    var maxBody = Self.formLimit
-
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        if request.method != .GET && request.method != .HEAD {
-            if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBody {
-                throw Abort(.payloadTooLarge, reason: "The form is larger than \(maxBody / 1024) kB.")
-            }
-            if request.body.data == nil { _ = try await request.body.collect(max: maxBody).get() }
-            let form = try FormBody(request)
-            guard request.adminSession.verifyCSRF(form.value("csrf_token")) else {
-                throw Abort(.forbidden, reason: "The form has expired or did not come from this console. Go back, reload the page and try again.")
-            }
-            request.storage[FormBodyKey.self] = form
-        }
-        return try await next.respond(to: request)
-    }
-}
-
-/// Editors and admins change the catalog; viewers only read.
-func requireEditor(_ req: Request) throws {
-    guard try req.staff.canEdit else { throw Abort(.forbidden, reason: "Your role (viewer) can only read the catalog.") }
-}
-
-func requireAdmin(_ req: Request) throws {
-    guard try req.staff.isAdmin else { throw Abort(.forbidden, reason: "Only admins can do this.") }
-}
-
-/// An urlencoded form body as ordered pairs (repeated names such as `category_ids[]` kept).
-struct FormBody: Sendable {
-    let parameters: QueryParameters
-
-    init(_ request: Request) throws {
-        if let stored = request.storage[FormBodyKey.self] { self = stored; return }
-        guard let buffer = request.body.data else { parameters = QueryParameters(pairs: []); return }
-        parameters = QueryParameters(query: String(decoding: buffer.readableBytesView, as: UTF8.self))
-    }
-
-    func value(_ name: String) -> String? { parameters.pairs.first { $0.name == name }?.value }
-    func values(_ name: String) -> [String] { parameters.pairs.filter { $0.name == name }.map(\.value) }
-}
-
-struct FormBodyKey: StorageKey { typealias Value = FormBody }
-
-/// `/admin/login` and `/admin/logout`.
+/// The console's sign-in and sign-out (`AdminPath.login`, `AdminPath.logout`).
 struct LoginController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("login", use: form)
+        routes.get(AdminPath.segments(AdminPath.login), use: form)
         let forms = routes.grouped(CSRFMiddleware(maxBody: CSRFMiddleware.loginLimit))
-        forms.post("login", use: login)
-        forms.post("logout", use: logout)
+        forms.post(AdminPath.segments(AdminPath.login), use: login)
+        forms.post(AdminPath.segments(AdminPath.logout), use: logout)
     }
 
     struct LoginPage: Encodable {
@@ -80,6 +18,8 @@ struct LoginController: RouteCollection {
         let error: String?
         let next: String
         let flash: [String]
+        let action = AdminPath.login
+        let stylesheet = AdminPath.stylesheet
     }
 
     @Sendable
@@ -103,7 +43,7 @@ struct LoginController: RouteCollection {
     /// Only console paths of a strict grammar are followed after sign-in (no open redirect, no
     /// header injection).
     private func safeNext(_ next: String?) -> String {
-        next.flatMap { ConsolePath.validated($0) } ?? AdminPath.dashboard
+        next.flatMap { ConsolePath.validated($0, under: AdminPath.dashboard) } ?? AdminPath.dashboard
     }
 
     @Sendable

@@ -5,20 +5,7 @@ import Vapor
 struct AuditWriter: Sendable {
     let staff: StaffUser
 
-    /// JSON snapshots of `ids` in `table` (using the resource's snapshot SQL over alias `t`).
-    static func snapshots(_ snapshot: String, table: String, ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await sql.raw("""
-            SELECT t.id, (\(unsafeRaw: snapshot))::text AS snapshot FROM \(ident: table) t WHERE t.id = ANY(\(bind: ids)::bigint[])
-            """).all()
-        var result: [Int: String] = [:]
-        for row in rows {
-            result[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self)
-        }
-        return result
-    }
-
-    /// One audit row per record.
+    /// One audit row per record, in one statement with seven binds however many records.
     func record(_ action: String, table: String, ids: [Int], before: [Int: String], after: [Int: String],
                 on sql: any SQLDatabase) async throws {
         guard !ids.isEmpty else { return }

@@ -102,33 +102,16 @@ struct FormValues: Sendable {
         return errors
     }
 
-    /// The bound, cast value of a stored field.
-    func sql(_ field: AdminField) -> SQLQueryString {
+    /// The bound value of a stored field, cast to the column's kind.
+    func bound(_ field: AdminField) -> SQLQueryString {
         let cast = field.sqlType
         switch values[field.name] ?? .null {
-        case .text(let value): return "\(bind: value)::\(unsafeRaw: cast)"
-        case .integer(let value): return "\(bind: value)::\(unsafeRaw: cast)"
-        case .bool(let value): return "\(bind: value)::\(unsafeRaw: cast)"
-        case .date(let value): return "\(bind: value)::\(unsafeRaw: cast)"
-        case .ids(let value): return "\(bind: value)::\(unsafeRaw: cast)"
-        case .null: return "NULL::\(unsafeRaw: cast)"
+        case .text(let value): return "\(bind: value)::\(cast)"
+        case .integer(let value): return "\(bind: value)::\(cast)"
+        case .bool(let value): return "\(bind: value)::\(cast)"
+        case .date(let value): return "\(bind: value)::\(cast)"
+        case .ids(let value): return "\(bind: value)::\(cast)"
+        case .null: return "NULL::\(cast)"
         }
     }
-}
-
-/// "Animals & Nature" → "animals-nature".
-func slugify(_ text: String) -> String {
-    let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
-    var slug = ""
-    var dash = false
-    for scalar in folded.unicodeScalars {
-        if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
-            if dash && !slug.isEmpty { slug.append("-") }
-            slug.unicodeScalars.append(scalar)
-            dash = false
-        } else {
-            dash = true
-        }
-    }
-    return String(slug.prefix(100))
 }

@@ -1,0 +1,74 @@
+import SQLKit
+
+struct Choice: Sendable, Encodable, Equatable {
+    let value: String
+    let label: String
+}
+
+/// The options of a dropdown read from a table: its ids as values, a column as labels.
+struct Lookup: Sendable, Hashable {
+    let table: String
+    let label: String
+    let order: SQLFragment
+
+    func choices(on sql: any SQLDatabase) async throws -> [Choice] {
+        try await sql.select()
+            .column(SQLAlias(SQLQueryString("\(ident: "id")::text"), as: SQLIdentifier("value")))
+            .column(SQLAlias(SQLIdentifier(label), as: SQLIdentifier("label")))
+            .from(table).orderBy(order).all()
+            .map { Choice(value: try $0.decode(column: "value", as: String.self), label: try $0.decode(column: "label", as: String.self)) }
+    }
+}
+
+/// Lookups read once per page, however many filters, fields and batch targets share them.
+struct LookupCache {
+    let sql: any SQLDatabase
+    private var loaded: [Lookup: [Choice]] = [:]
+
+    init(sql: any SQLDatabase) { self.sql = sql }
+
+    mutating func choices(_ lookup: Lookup) async throws -> [Choice] {
+        if let known = loaded[lookup] { return known }
+        let choices = try await lookup.choices(on: sql)
+        loaded[lookup] = choices
+        return choices
+    }
+
+    /// The options of a filter or batch target; nil for a free integer.
+    mutating func choices(_ kind: AdminFilter.Kind) async throws -> [Choice]? {
+        switch kind {
+        case .choices(let choices): return choices
+        case .lookup(let lookup): return try await choices(lookup)
+        case .integer: return nil
+        }
+    }
+}
+
+struct AdminSearch: Sendable {
+    let label: String
+    /// The condition for what was typed; nil when it cannot match anything meaningful (ignored).
+    let condition: @Sendable (String) -> SQLQueryString?
+}
+
+struct AdminFilter: Sendable {
+    enum Kind: Sendable {
+        case choices([Choice])
+        case lookup(Lookup)
+        case integer(ClosedRange<Int>)
+    }
+    let name: String
+    let label: String
+    let kind: Kind
+    /// The SQL condition for a valid value; nil when the value is not acceptable (ignored).
+    let condition: @Sendable (String) -> SQLQueryString?
+}
+
+/// `%` and `_` typed by a user match themselves in ILIKE.
+func likeEscaped(_ text: String) -> String {
+    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+}
+
+/// `column ILIKE '%text%'` for a search box, the text matched literally.
+func contains(_ column: SQLFragment, _ text: String) -> SQLQueryString {
+    "\(column) ILIKE \(bind: "%" + likeEscaped(text) + "%")"
+}

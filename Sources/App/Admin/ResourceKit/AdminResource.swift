@@ -1,0 +1,114 @@
+import SQLKit
+import Vapor
+
+/// A console resource, declared once: the shared machinery (`ResourceController` over a
+/// `ResourceStore`) and the shared templates render its list, filters, form, detail page, CSV,
+/// batch actions and audit trail. `ResourceRegistry` lists them and checks each at start-up.
+struct AdminResource: Sendable {
+    /// URL segment, e.g. "categories".
+    let slug: String
+    let table: String
+    let singular: String
+    let plural: String
+    /// The record's name (over alias `t`), for titles, flashes and the confirmation page.
+    let displayName: SQLFragment
+    /// Tables joined to `t` for list and detail columns.
+    var joins: [AdminJoin] = []
+    let columns: [AdminColumn]
+    var detail: [AdminColumn] = []
+    var search: AdminSearch?
+    var filters: [AdminFilter] = []
+    let fields: [AdminField]
+    let defaultSort: String
+    var defaultDescending = false
+    var batchActions: [AdminBatchAction] = []
+    var csvColumns: [AdminColumn] = []
+    /// Constraint name → the field it concerns and the message to show beside it.
+    var constraintMessages: [String: FieldMessage] = [:]
+    /// Adjusts submitted values before validation (e.g. derives a blank slug from the name).
+    var prepare: @Sendable (inout FormValues) -> Void = { _ in }
+    /// Rules across fields (field → message).
+    var validate: @Sendable (FormValues) -> [String: String] = { _ in [:] }
+    /// Writes what is not a column of the table (e.g. `category_ids[]`), in the same transaction.
+    var afterSave: (@Sendable (Int, FormValues, any SQLDatabase) async throws -> Void)?
+    /// Values of non-column fields for the edit form.
+    var loadExtra: (@Sendable (Int, any SQLDatabase) async throws -> [String: [String]])?
+    /// What deleting a record takes with it, for the confirmation page.
+    var deleteWarning: (@Sendable (Int, any SQLDatabase) async throws -> String?)?
+    /// Lists shown on the detail page.
+    var related: [AdminRelated] = []
+    /// The record as JSON for the audit log (over alias `t`).
+    var snapshot: SQLFragment = "to_jsonb(t)"
+    /// Nested resources (rights windows) live under a parent record.
+    var parent: AdminParent?
+    /// Unfiltered lists above this many rows show the planner's estimate ("about N").
+    var estimateAbove: Int = 20_000
+    var allowCreate = true
+    var allowDelete = true
+    /// Staff records: admins only, reads included. Otherwise editors and admins write, viewers read.
+    var requiresAdmin = false
+    /// Extra buttons on a record's page for those who may write: a label and the path under the record.
+    var recordActions: [RecordAction] = []
+    /// The navigation's label, when not the plural.
+    var menuLabel: String?
+
+    var csv: [AdminColumn] { csvColumns.isEmpty ? columns : csvColumns }
+    var storedFields: [AdminField] { fields.filter(\.stored) }
+    /// The navigation section the resource's pages belong to (a nested one, its parent's).
+    var section: String { parent?.slug ?? slug }
+    var navigationLabel: String { menuLabel ?? plural }
+}
+
+struct RecordAction: Sendable {
+    let label: String
+    let path: String
+}
+
+struct FieldMessage: Sendable {
+    let field: String
+    let message: String
+}
+
+/// A table joined to the record `t`: `LEFT JOIN publishers p ON p.id = t.publisher_id`.
+struct AdminJoin: Sendable {
+    var left = true
+    let table: String
+    let alias: String
+    let on: SQLFragment
+
+    func add(to builder: SQLSelectBuilder) {
+        builder.join(SQLAlias(SQLIdentifier(table), as: SQLIdentifier(alias)), method: left ? SQLJoinMethod.left : SQLJoinMethod.inner, on: on)
+    }
+}
+
+/// A nested resource's parent: `/admin/books/:parent_id/rights_windows`.
+struct AdminParent: Sendable {
+    let slug: String          // "books"
+    let table: String
+    let column: String        // "book_id"
+    let label: String         // "Book"
+    /// The parent's name, over alias `t` of its table.
+    let displayName: SQLFragment
+}
+
+struct AdminRelated: Sendable {
+    let title: String
+    let columns: [AdminColumn]
+    /// Rows for a record id; each row has `id` and the columns' keys.
+    let query: @Sendable (Int) -> SQLQueryString
+    /// A link for each row (e.g. to edit it), from the record id and the row id.
+    var rowLink: (@Sendable (Int, Int) -> String)?
+    /// "Manage …" link from the record id, shown to editors.
+    var manageLink: (@Sendable (Int) -> (label: String, href: String))?
+    var emptyText = "None."
+}
+
+struct AdminBatchAction: Sendable {
+    let name: String
+    let label: String
+    /// A second input the action needs (a category, a status), named `target_<name>`.
+    let target: AdminFilter.Kind?
+    let targetLabel: String?
+    /// Applies the action to `ids` through the store, in one transaction; returns the flash message.
+    let run: @Sendable (_ ids: [Int], _ target: String?, _ batch: BatchChange) async throws -> String
+}

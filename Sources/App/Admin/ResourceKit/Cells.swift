@@ -1,0 +1,22 @@
+import SQLKit
+
+/// How a column's value shows in a list, a detail page or the CSV.
+enum Cells {
+    static func text(_ row: any SQLRow, _ column: AdminColumn) throws -> String {
+        let text = try row.decode(column: column.key, as: String?.self)
+        switch column.format {
+        case .duration: return formatDuration(text.flatMap(Int.init))
+        default: return text ?? "—"
+        }
+    }
+
+    /// A cell of record `id`: a link to the record for `.link` columns, a badge for `.badge` ones.
+    static func view(_ row: any SQLRow, _ column: AdminColumn, link: String) throws -> CellView {
+        let text = try text(row, column)
+        switch column.format {
+        case .link: return CellView(text: text, href: link)
+        case .badge: return CellView(text: text, badge: text)
+        default: return CellView(text: text)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import SQLKit
+import Vapor
+
+/// Every statement the console sends about a resource's records: read one, save it (create and
+/// update alike, Django's `changeform_view`), delete it, change a batch — each write with its
+/// before/after snapshots and audit rows in the same transaction. Nested resources only ever
+/// touch the records of their parent.
+struct ResourceStore: Sendable {
+    let resource: AdminResource
+    let parentID: Int?
+    let sql: any SQLDatabase
+
+    static let record = SQLIdentifier("t")
+    static var id: SQLColumn { SQLColumn("id", table: "t") }
+
+    private var table: SQLAlias { SQLAlias(SQLIdentifier(resource.table), as: Self.record) }
+
+    /// `SELECT … FROM table t` with the resource's joins, kept to the parent's records.
+    func select(joined: Bool = true) -> SQLSelectBuilder {
+        let builder = sql.select().from(table)
+        if joined { for join in resource.joins { join.add(to: builder) } }
+        return scoped(builder)
+    }
+
+    /// Only the parent's records, when nested.
+    func scoped<Builder: SQLPredicateBuilder>(_ builder: Builder) -> Builder {
+        if let parent = resource.parent, let parentID {
+            builder.where(SQLColumn(parent.column, table: "t"), .equal, SQLBind(parentID))
+        }
+        return builder
+    }
+
+    private var name: any SQLExpression { SQLAlias(SQLQueryString("(\(resource.displayName))::text"), as: SQLIdentifier("display_name")) }
+
+    /// The parent record's name; nil when there is no such parent.
+    func parentName() async throws -> String? {
+        guard let parent = resource.parent, let parentID else { return nil }
+        return try await sql.select().column(SQLAlias(SQLQueryString("(\(parent.displayName))::text"), as: SQLIdentifier("display_name")))
+            .from(SQLAlias(SQLIdentifier(parent.table), as: Self.record)).where(Self.id, .equal, SQLBind(parentID))
+            .first()?.decode(column: "display_name", as: String.self)
+    }
+
+    func displayName(_ id: Int, on sql: (any SQLDatabase)? = nil) async throws -> String? {
+        let builder = (sql ?? self.sql).select().column(name).from(table).where(Self.id, .equal, SQLBind(id))
+        return try await scoped(builder).first()?.decode(column: "display_name", as: String.self)
+    }
+
+    /// One record with its name and `columns` (for the detail page).
+    func detail(_ id: Int, columns: [AdminColumn]) async throws -> (name: String, row: any SQLRow)? {
+        let builder = select().column(name)
+        for column in columns { builder.column(column.selected) }
+        guard let row = try await builder.where(Self.id, .equal, SQLBind(id)).first() else { return nil }
+        return (try row.decode(column: "display_name", as: String.self), row)
+    }
+
+    /// The stored fields as the edit form shows them, and the non-column ones (`loadExtra`).
+    func formValues(_ id: Int) async throws -> FormValues? {
+        let builder = select(joined: false)
+        for field in resource.storedFields { builder.column(field.formValue) }
+        guard let row = try await builder.where(Self.id, .equal, SQLBind(id)).first() else { return nil }
+        var raw: [String: String] = [:]
+        for field in resource.storedFields { raw[field.name] = try row.decode(column: field.name, as: String?.self) ?? "" }
+        return FormValues(raw: raw, lists: try await resource.loadExtra?(id, sql) ?? [:])
+    }
+
+    /// JSON snapshots of `ids` for the audit log.
+    func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await sql.select().column(Self.id)
+            .column(SQLAlias(SQLQueryString("(\(resource.snapshot))::text"), as: SQLIdentifier("snapshot")))
+            .from(table).where(Self.id, .equal, SQLFunction("ANY", args: SQLBind(ids))).all()
+        var result: [Int: String] = [:]
+        for row in rows { result[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self) }
+        return result
+    }
+
+    /// Creates (`id` nil) or updates a record from parsed `values`; its id and name, nil when
+    /// there is no such record to update.
+    func save(_ id: Int?, _ values: FormValues, in transaction: any SQLDatabase, audit: AuditWriter) async throws -> (id: Int, name: String)? {
+        let before = id == nil ? [:] : try await snapshots([id!], on: transaction)
+        let saved: Int
+        if let id {
+            guard !before.isEmpty else { return nil }
+            let update = transaction.update(table)
+            for field in resource.storedFields { update.set(SQLIdentifier(field.name), to: values.bound(field)) }
+            guard try await scoped(update.where(Self.id, .equal, SQLBind(id))).returning(Self.id).first() != nil else { return nil }
+            saved = id
+        } else {
+            var columns = resource.storedFields.map(\.name)
+            var binds = resource.storedFields.map { values.bound($0) as any SQLExpression }
+            if let parent = resource.parent, let parentID {
+                columns.append(parent.column)
+                binds.append(SQLBind(parentID))
+            }
+            saved = try await transaction.insert(into: SQLIdentifier(resource.table)).columns(columns).values(binds)
+                .returning("id").first()!.decode(column: "id", as: Int.self)
+        }
+        try await resource.afterSave?(saved, values, transaction)
+        let after = try await snapshots([saved], on: transaction)
+        if before[saved] != after[saved] {
+            try await audit.record(id == nil ? "create" : "update", table: resource.table, ids: [saved], before: before, after: after, on: transaction)
+        }
+        return (saved, try await displayName(saved, on: transaction) ?? "")
+    }
+
+    /// Deletes a record with its audit row; its name, nil when there is no such record.
+    func delete(_ id: Int, in transaction: any SQLDatabase, audit: AuditWriter) async throws -> String? {
+        guard let name = try await displayName(id, on: transaction) else { return nil }
+        let before = try await snapshots([id], on: transaction)
+        try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
+        try await audit.record("delete", table: resource.table, ids: [id], before: before, after: [:], on: transaction)
+        return name
+    }
+}
+
+/// A batch action's view of the store: it changes records and names what it changed; the
+/// before/after snapshots and the audit rows are taken here, for every action alike.
+struct BatchChange: Sendable {
+    let store: ResourceStore
+    let sql: any SQLDatabase
+    let audit: AuditWriter
+
+    /// Runs `change` on `ids`, which returns the ids it really changed; those are audited as `action`.
+    func audited(_ action: String, _ ids: [Int], change: @Sendable (any SQLDatabase) async throws -> [Int]) async throws -> [Int] {
+        let before = try await store.snapshots(ids, on: sql)
+        let changed = try await change(sql)
+        let after = try await store.snapshots(changed, on: sql)
+        try await audit.record("batch: " + action, table: store.resource.table, ids: changed, before: before, after: after, on: sql)
+        return changed
+    }
+}

@@ -1,0 +1,64 @@
+import SQLKit
+
+extension AdminResource {
+    /// Select rows (or all matching), pick an action: each runs through `BatchChange`, which
+    /// snapshots and audits what really changed.
+    static let bookBatchActions = [
+        AdminBatchAction(name: "add_category", label: "Add to category", target: .lookup(.categories), targetLabel: "Category") { ids, target, batch in
+            guard let category = target.flatMap(Int.init) else { return "Choose a category." }
+            let added = try await batch.audited("add to category", ids) { sql in
+                try await sql.raw("""
+                    INSERT INTO book_categories (book_id, category_id)
+                    SELECT b.id, \(bind: category) FROM books b WHERE b.id = ANY(\(bind: ids)::bigint[])
+                    ON CONFLICT (book_id, category_id) DO NOTHING RETURNING book_id
+                    """).all().map { try $0.decode(column: "book_id", as: Int.self) }
+            }
+            let name = try await BookCategories.name(of: category, on: batch.sql)
+            return "\(books(added.count)) added to “\(name)”" + (added.count < ids.count ? " (\(ids.count - added.count) already had it)." : ".")
+        },
+        AdminBatchAction(name: "remove_category", label: "Remove from category", target: .lookup(.categories), targetLabel: "Category") { ids, target, batch in
+            guard let category = target.flatMap(Int.init) else { return "Choose a category." }
+            let removed = try await batch.audited("remove from category", ids) { sql in
+                try await sql.delete(from: "book_categories").where("category_id", .equal, SQLBind(category))
+                    .where("book_id", .equal, SQLFunction("ANY", args: SQLBind(ids))).returning("book_id").all()
+                    .map { try $0.decode(column: "book_id", as: Int.self) }
+            }
+            let name = try await BookCategories.name(of: category, on: batch.sql)
+            return "\(books(removed.count)) removed from “\(name)”."
+        },
+        AdminBatchAction(name: "set_status", label: "Change status", target: .choices(bookStatuses), targetLabel: "Status") { ids, target, batch in
+            guard let status = target, bookStatuses.contains(where: { $0.value == status }) else { return "Choose a status." }
+            let changed = try await batch.audited("change status", ids) { sql in
+                try await sql.update("books").set("status", to: SQLBind(status))
+                    .where("id", .equal, SQLFunction("ANY", args: SQLBind(ids))).where("status", .notEqual, SQLBind(status))
+                    .returning("id").all().map { try $0.decode(column: "id", as: Int.self) }
+            }
+            return "\(books(changed.count)) changed to \(status)."
+        },
+    ]
+
+    private static func books(_ n: Int) -> String { "\(n) \(n == 1 ? "book" : "books")" }
+}
+
+/// A book's categories: the form's checkboxes and the batch actions.
+enum BookCategories {
+    static func ids(of book: Int, on sql: any SQLDatabase) async throws -> [Int] {
+        try await sql.select().column("category_id").from("book_categories").where("book_id", .equal, SQLBind(book)).all()
+            .map { try $0.decode(column: "category_id", as: Int.self) }
+    }
+
+    /// Exactly `ids`: the others removed, the missing added.
+    static func set(_ ids: [Int], of book: Int, on sql: any SQLDatabase) async throws {
+        try await sql.delete(from: "book_categories").where("book_id", .equal, SQLBind(book))
+            .where(SQLQueryString("NOT (category_id = ANY(\(bind: ids)::bigint[]))")).run()
+        try await sql.raw("""
+            INSERT INTO book_categories (book_id, category_id) SELECT \(bind: book), unnest(\(bind: ids)::bigint[])
+            ON CONFLICT (book_id, category_id) DO NOTHING
+            """).run()
+    }
+
+    static func name(of category: Int, on sql: any SQLDatabase) async throws -> String {
+        try await sql.select().column("name").from("categories").where("id", .equal, SQLBind(category)).first()?
+            .decode(column: "name", as: String.self) ?? "category \(category)"
+    }
+}

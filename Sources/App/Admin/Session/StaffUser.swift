@@ -1,0 +1,25 @@
+import Vapor
+
+/// What a staff member may do: admins everything, editors the catalog, viewers only read.
+enum StaffRole: String, Codable, Sendable, CaseIterable {
+    case admin, editor, viewer
+}
+
+/// The signed-in staff member of a console request.
+struct StaffUser: Sendable, Equatable {
+    let id: Int
+    let email: String
+    let role: StaffRole
+
+    var canEdit: Bool { role != .viewer }
+    var isAdmin: Bool { role == .admin }
+}
+
+/// Editors and admins change the catalog; viewers only read.
+func requireEditor(_ req: Request) throws {
+    guard try req.staff.canEdit else { throw Abort(.forbidden, reason: "Your role (viewer) can only read the catalog.") }
+}
+
+func requireAdmin(_ req: Request) throws {
+    guard try req.staff.isAdmin else { throw Abort(.forbidden, reason: "Only admins can do this.") }
+}

@@ -1,0 +1,14 @@
+import SQLKit
+
+extension SQLDatabase {
+    /// `SELECT count(*) FROM table WHERE column = value`.
+    func count(from table: String, where column: String, is value: some Encodable & Sendable) async throws -> Int {
+        try await select().column(SQLFunction("count", args: SQLLiteral.all), as: "n").from(table)
+            .where(SQLIdentifier(column), .equal, SQLBind(value)).first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    /// The number `n` of a query that returns one row (`SELECT count(*) AS n …`).
+    func number(_ query: SQLQueryString) async throws -> Int {
+        try await raw(query).first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+}
