@@ -93,7 +93,8 @@ struct DashboardController: RouteCollection {
             return problems
         }
         let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
-        let noCategoryCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id)"
+        // Books without a category are kept in their own table (`migrations/0014`).
+        let noCategoryCondition: SQLQueryString = "b.status = 'active' AND b.id IN (SELECT u.book_id FROM uncategorized_books u)"
         let noVideo = try await items("""
             SELECT b.id, b.title, COALESCE((SELECT 'video ' || v.status FROM video_assets v WHERE v.book_id = b.id), 'no video asset') AS detail
               FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20

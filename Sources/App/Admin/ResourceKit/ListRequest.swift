@@ -1,4 +1,6 @@
 import Core
+import Foundation
+import PostgresNIO
 import SQLKit
 import Vapor
 
@@ -64,41 +66,81 @@ struct ListRequest: Sendable {
 extension ResourceStore {
     static let countCap = 10_000
 
-    /// The records a list request selects: the parent's, matching its search and filters.
-    func matching(_ request: ListRequest, joined: Bool = true) -> SQLSelectBuilder {
-        let builder = select(joined: joined)
+    /// The records a list request selects: the parent's, matching its search and filters, with
+    /// the joins those conditions and `also` refer to.
+    func matching(_ request: ListRequest, also: [any SQLExpression] = []) -> SQLSelectBuilder {
+        let builder = select(joins: joins(usedBy: request.conditions + also))
         for condition in request.conditions { builder.where(condition) }
         return builder
     }
 
-    /// The exact count, capped; or the planner's estimate for a big unfiltered table.
-    func count(_ request: ListRequest) async throws -> (count: Int, exact: Bool, capped: Bool) {
-        if !request.isFiltered && resource.parent == nil {
-            let estimate = try await sql.raw("SELECT reltuples::bigint AS n FROM pg_class WHERE oid = to_regclass(\(bind: resource.table))")
-                .first()?.decode(column: "n", as: Int.self) ?? 0
-            if estimate > resource.estimateAbove { return (estimate, false, false) }
+    /// How long an exact count of a big table may take before the planner's estimate is shown.
+    static let countBudget = "150ms"
+
+    /// The list's count: exact (capped) when that is cheap, else the planner's estimate ("about N").
+    /// A small table is counted in the statement that reads its size; a big one unfiltered is its
+    /// size; a big one filtered is counted within `countBudget`, then estimated.
+    func count(_ request: ListRequest, budget: String = countBudget) async throws -> (count: Int, exact: Bool, capped: Bool) {
+        let capped = matching(request).column(SQLLiteral.numeric("1")).limit(Self.countCap + 1).select
+        let count: SQLQueryString = "SELECT count(*) AS n FROM (\(capped)) x"
+        func exact(_ n: Int) -> (count: Int, exact: Bool, capped: Bool) { (min(n, Self.countCap), true, n > Self.countCap) }
+        if resource.parent != nil { return exact(try await sql.number(count)) }
+        // The count's subquery runs only when the table is small (a lazily evaluated init plan).
+        let row = try await sql.raw("""
+            SELECT c.reltuples::bigint AS estimate, CASE WHEN c.reltuples <= \(literal: resource.estimateAbove) THEN (\(count)) END AS n
+              FROM pg_class c WHERE c.oid = to_regclass(\(bind: resource.table))
+            """).first()
+        if let n = try row?.decode(column: "n", as: Int?.self) { return exact(n) }
+        let estimate = try row?.decode(column: "estimate", as: Int.self) ?? 0
+        guard request.isFiltered else { return (estimate, false, false) }
+        do {
+            return exact(try await sql.withSession { session in
+                try await session.raw("BEGIN").run()
+                do {
+                    try await session.raw("SET LOCAL statement_timeout = \(literal: budget)").run()
+                    let n = try await session.number(count)
+                    try await session.raw("COMMIT").run()
+                    return n
+                } catch {
+                    try? await session.raw("ROLLBACK").run()
+                    throw error
+                }
+            })
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "57014" {
+            return (try await plannedRows(matching(request).column(SQLLiteral.numeric("1")).select), false, false)
         }
-        let capped = matching(request).column(SQLLiteral.numeric("1")).limit(Self.countCap + 1)
-        let n = try await sql.select().column(SQLFunction("count", args: SQLLiteral.all), as: "n")
-            .from(SQLAlias(SQLGroupExpression(capped.select), as: SQLIdentifier("x")))
-            .first()!.decode(column: "n", as: Int.self)
-        return (min(n, Self.countCap), true, n > Self.countCap)
+    }
+
+    /// The planner's estimate of the rows of `query`.
+    private func plannedRows(_ query: any SQLExpression) async throws -> Int {
+        let plan = try await sql.raw("EXPLAIN (FORMAT JSON) \(query)").first()?.decode(column: "QUERY PLAN", as: String.self) ?? "[]"
+        let top = (try? JSONSerialization.jsonObject(with: Data(plan.utf8))) as? [[String: Any]]
+        return ((top?.first?["Plan"] as? [String: Any])?["Plan Rows"] as? NSNumber)?.intValue ?? 0
     }
 
     /// One page of rows (and one more, to know whether a next page exists), each with `row_id`.
+    ///
+    /// A late row lookup: the page's ids are found first from the sort key alone (an index-only
+    /// walk where an index has it, however deep the page), then only those rows are read with
+    /// their columns, joins and subqueries. Joins the ids do not need are removed by the planner.
     func rows(_ request: ListRequest) async throws -> [any SQLRow] {
         let sortColumn = resource.columns.first { $0.key == request.sortKey } ?? resource.columns[0]
         let direction: SQLDirection = request.descending ? .descending : .ascending
         // No NULLS clause: the default null order is the one the indexes have, so a sort can walk one.
-        let builder = matching(request).column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
-        for column in resource.columns { builder.column(column.selected) }
-        return try await builder.orderBy(sortColumn.sortExpression, direction).orderBy(Self.id, direction)
-            .limit(request.perPage + 1).offset((request.page - 1) * request.perPage).all()
+        let ids = matching(request, also: [sortColumn.sortExpression]).column(Self.id)
+            .orderBy(sortColumn.sortExpression, direction).orderBy(Self.id, direction)
+            .limit(request.perPage + 1).offset((request.page - 1) * request.perPage)
+        let page = sql.select().column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
+            .from(SQLAlias(SQLGroupExpression(ids.select), as: SQLIdentifier("page")))
+            .join(table, method: SQLJoinMethod.inner, on: SQLBinaryExpression(SQLColumn("id", table: "page"), .equal, Self.id))
+        for join in resource.joins { join.add(to: page) }
+        for column in resource.columns { page.column(column.selected) }
+        return try await page.orderBy(sortColumn.sortExpression, direction).orderBy(Self.id, direction).all()
     }
 
     /// The CSV's next chunk of rows after `lastID`, in id order (a keyset, so a million rows stream).
     func exportChunk(_ request: ListRequest, after lastID: Int) async throws -> [any SQLRow] {
-        let builder = matching(request).column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
+        let builder = matching(request, also: resource.csv.map(\.expression)).column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
         for column in resource.csv { builder.column(column.selected) }
         return try await builder.where(Self.id, .greaterThan, SQLBind(lastID)).orderBy(Self.id).limit(2000).all()
     }

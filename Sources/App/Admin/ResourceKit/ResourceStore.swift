@@ -13,13 +13,29 @@ struct ResourceStore: Sendable {
     static let record = SQLIdentifier("t")
     static var id: SQLColumn { SQLColumn("id", table: "t") }
 
-    private var table: SQLAlias { SQLAlias(SQLIdentifier(resource.table), as: Self.record) }
+    var table: SQLAlias { SQLAlias(SQLIdentifier(resource.table), as: Self.record) }
 
     /// `SELECT … FROM table t` with the resource's joins, kept to the parent's records.
     func select(joined: Bool = true) -> SQLSelectBuilder {
+        select(joins: joined ? resource.joins : [])
+    }
+
+    func select(joins: [AdminJoin]) -> SQLSelectBuilder {
         let builder = sql.select().from(table)
-        if joined { for join in resource.joins { join.add(to: builder) } }
+        for join in joins { join.add(to: builder) }
         return scoped(builder)
+    }
+
+    /// The joins that `expressions` refer to. A query that needs none of them stays on the
+    /// record's own table, where an index-only walk is possible (a join, even one the planner
+    /// removes, asks for the joining column and so for the table's rows).
+    func joins(usedBy expressions: [any SQLExpression]) -> [AdminJoin] {
+        var serializer = SQLSerializer(database: sql)
+        for expression in expressions {
+            expression.serialize(to: &serializer)
+            serializer.write(" ")
+        }
+        return resource.joins.filter { serializer.sql.contains("\($0.alias).") || serializer.sql.contains("\"\($0.alias)\".") }
     }
 
     /// Only the parent's records, when nested.
