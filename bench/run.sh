@@ -31,6 +31,7 @@ work=$(mktemp -d)
 server=
 trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/lib.bash
+. bench/console.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -146,6 +147,8 @@ PY
         printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s\n' "$n" "child mixed, $writes plays/s" "$r" "$p50" "$p99" "$bad"
     done
     echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
+    # The console's list pages and dashboard, one or two filters, any sort, deep pages (bench/console.sh).
+    console_pages
 
     for filter in "list page 1|b.status = 'active'" \
                   "category + age|b.status = 'active' AND b.age_min <= 4 AND b.age_max >= 4 AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = (SELECT id FROM categories WHERE slug = 'bedtime-stories'))" \

@@ -5,9 +5,9 @@ extension AdminResource {
     static let videoAssets = AdminResource(
         slug: "video_assets", table: "video_assets", singular: "Video asset", plural: "Video assets",
         displayName: "(SELECT b.title FROM books b WHERE b.id = t.book_id)",
-        // Every video has its book (a foreign key, not null): a left join finds the same rows and
-        // lets the planner drop it where the book's title is not needed.
-        joins: [AdminJoin(table: "books", alias: "b", on: "b.id = t.book_id")],
+        // An inner join (every video has its book): a page sorted by title walks the books' title
+        // index and stops after its rows. Queries that need no book leave the join out.
+        joins: [AdminJoin(left: false, table: "books", alias: "b", on: "b.id = t.book_id")],
         columns: [
             AdminColumn("book", "Book", sql: "b.title", sortable: true, format: .link),
             AdminColumn("status", "Status", sortable: true, format: .badge),
