@@ -191,61 +191,15 @@ public final class StorytimeClient: Sendable {
         }
     }
 
-    // MARK: History and insights
-
-    /// Plays newest first; `from`/`to` as RFC 3339 date-times or `YYYY-MM-DD` days in `timeZone`.
-    public func history(childID: Int, from: String? = nil, to: String? = nil, bookID: Int? = nil, timeZone: String? = nil,
-                        page: Int? = nil, perPage: Int? = nil) async throws -> HistoryPage {
-        try await authorized {
-            try await $0.listHistory(path: .init(childId: childID),
-                                     query: .init(from: from, to: to, bookId: bookID, tz: timeZone, page: page, perPage: perPage)).ok.body.json
-        }
-    }
-
-    public func removePlay(childID: Int, playID: Int) async throws {
-        try await authorized { _ = try await $0.removePlay(path: .init(childId: childID, playId: playID)).noContent }
-    }
-
-    /// Removes all of one book's viewing data for the child.
-    public func removeHistory(childID: Int, bookID: Int) async throws {
-        try await authorized {
-            _ = try await $0.removeBookHistory(path: .init(childId: childID), query: .init(bookId: bookID)).noContent
-        }
-    }
-
-    /// The whole history as JSON (grouped by book; decoded against the document, then encoded
-    /// again) or CSV (one play a row, as the server sends it).
-    public func exportHistory(childID: Int, format: ExportFormat = .json) async throws -> Data {
-        try await authorized {
-            let ok = try await $0.exportHistory(path: .init(childId: childID), query: .init(format: format)).ok
-            switch ok.body {
-            case .json(let export): return try JSONEncoder().encode(export)
-            case .csv(let body): return try await Data(collecting: body, upTo: 256 * 1024 * 1024)
-            }
-        }
-    }
-
-    public func continueWatching(childID: Int, page: Int? = nil, perPage: Int? = nil) async throws -> ContinuePage {
-        try await authorized {
-            try await $0.continueWatching(path: .init(childId: childID), query: .init(page: page, perPage: perPage)).ok.body.json
-        }
-    }
-
-    public func stats(childID: Int, period: StatsPeriod? = nil, timeZone: String? = nil) async throws -> Stats {
-        try await authorized {
-            try await $0.childStats(path: .init(childId: childID), query: .init(period: period, tz: timeZone)).ok.body.json.data
-        }
-    }
-
     // MARK: Plumbing
 
     /// Runs a call, turning whatever it throws into a `StorytimeError`.
-    private func perform<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
+    func perform<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
         do { return try await call(api) } catch { throw StorytimeError.from(error) }
     }
 
     /// Runs a call that needs the token; a 401 signs in again once and retries.
-    private func authorized<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
+    func authorized<T>(_ call: (Client) async throws -> T) async throws(StorytimeError) -> T {
         guard let credentials = await session.credentials else { throw .notSignedIn }
         do {
             return try await perform(call)
@@ -257,36 +211,5 @@ public final class StorytimeClient: Sendable {
 
     private func signInAgain(_ credentials: Session.Credentials) async throws(StorytimeError) {
         do { try await signIn(email: credentials.email, password: credentials.password) } catch { throw StorytimeError.from(error) }
-    }
-}
-
-/// The token and the credentials that renew it.
-actor Session {
-    struct Credentials: Sendable { let email: String; let password: String }
-    private(set) var token: String?
-    private(set) var credentials: Credentials?
-
-    func signedIn(token: String, email: String, password: String) {
-        self.token = token
-        credentials = Credentials(email: email, password: password)
-    }
-
-    func signOut() {
-        token = nil
-        credentials = nil
-    }
-}
-
-/// Sends the session's token with every operation but sign-in.
-struct BearerMiddleware: ClientMiddleware {
-    let session: Session
-
-    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-                   next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        if operationID != "createToken", let token = await session.token {
-            request.headerFields[.authorization] = "Bearer \(token)"
-        }
-        return try await next(request, body, baseURL)
     }
 }

@@ -20,15 +20,15 @@ public struct CatalogIndex: Sendable {
     // Per book id.
     var active = Bitset()
     private(set) var ageMin: [UInt8] = []
-    private var ageMax: [UInt8] = []
-    private var createdAt: [Int64] = []
+    var ageMax: [UInt8] = []
+    var createdAt: [Int64] = []
     private(set) var publisher: [Int32] = []
-    private var rightsOffset: [UInt32] = []
-    private var json = Arena<UInt8>()
-    private var titleKeys = Arena<UInt8>()
-    private var bookLexemes = Arena<UInt32>()      // lexeme id << 3 | weight bits
-    private var bookCategories = Arena<Int32>()
-    private var rights = Arena<Int64>()             // start, end (Int64.max: open) pairs
+    var rightsOffset: [UInt32] = []
+    var json = Arena<UInt8>()
+    var titleKeys = Arena<UInt8>()
+    var bookLexemes = Arena<UInt32>()      // lexeme id << 3 | weight bits
+    var bookCategories = Arena<Int32>()
+    var rights = Arena<Int64>()             // start, end (Int64.max: open) pairs
 
     // Sets and orders.
     var byAge = [Bitset](repeating: Bitset(), count: 19)
@@ -237,94 +237,4 @@ public struct CatalogIndex: Sendable {
     public func lexemes(of id: Int) -> [String] { bookLexemes[id].map { lexemeText($0 >> 3) } }
     func lexemeText(_ id: UInt32) -> String { String(decoding: lexemeBytes[Int(id)], as: UTF8.self) }
 
-    // MARK: - Orders
-
-    func lessTitle(_ a: Int, _ b: Int) -> Bool {
-        titleKeys.storage.withUnsafeBufferPointer { keys in
-            let x = titleKeys.range(a), y = titleKeys.range(b)
-            let n = min(x.count, y.count)
-            for i in 0..<n where keys[x.lowerBound + i] != keys[y.lowerBound + i] {
-                return keys[x.lowerBound + i] < keys[y.lowerBound + i]
-            }
-            return x.count != y.count ? x.count < y.count : a < b
-        }
-    }
-
-    func lessNewest(_ a: Int, _ b: Int) -> Bool {
-        let x = createdAt[a], y = createdAt[b]
-        if x != y { return x > y }
-        return a > b
-    }
-
-    private mutating func removeFromOrders(_ id: Int) {
-        if let at = index(in: titleOrder, of: id, by: lessTitle) { titleOrder.remove(at: at) }
-        if let at = index(in: newestOrder, of: id, by: lessNewest) { newestOrder.remove(at: at) }
-    }
-
-    private mutating func insertIntoOrders(_ id: Int) {
-        titleOrder.insert(Int32(id), at: position(in: titleOrder, of: id, by: lessTitle))
-        newestOrder.insert(Int32(id), at: position(in: newestOrder, of: id, by: lessNewest))
-    }
-
-    private func position(in order: [Int32], of id: Int, by less: (Int, Int) -> Bool) -> Int {
-        var a = 0, b = order.count
-        while a < b {
-            let m = (a + b) / 2
-            if less(Int(order[m]), id) { a = m + 1 } else { b = m }
-        }
-        return a
-    }
-
-    private func index(in order: [Int32], of id: Int, by less: (Int, Int) -> Bool) -> Int? {
-        let at = position(in: order, of: id, by: less)
-        return at < order.count && order[at] == Int32(id) ? at : nil
-    }
-
-    private func merge(_ a: [Int32], _ b: [Int32], by less: (Int, Int) -> Bool) -> [Int32] {
-        var result: [Int32] = []
-        result.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
-        while i < a.count && j < b.count {
-            if less(Int(b[j]), Int(a[i])) { result.append(b[j]); j += 1 } else { result.append(a[i]); i += 1 }
-        }
-        result.append(contentsOf: a[i...])
-        result.append(contentsOf: b[j...])
-        return result
-    }
-
-    // MARK: - Book objects
-
-    /// Whether a rights window covers `now` (starts_at ≤ now < ends_at, or no end).
-    func rightsAvailable(_ id: Int, at now: Int64) -> Bool {
-        let windows = rights[id]
-        var i = windows.startIndex
-        while i < windows.endIndex {
-            if windows[i] <= now && now < windows[i + 1] { return true }
-            i += 2
-        }
-        return false
-    }
-
-    /// The book objects of `ids` as a JSON array's elements, rights evaluated at `now`.
-    public func render(_ ids: [Int], at now: Int64, into out: inout [UInt8]) {
-        for (i, id) in ids.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            render(id, at: now, into: &out)
-        }
-    }
-
-    public func render(_ id: Int, at now: Int64) -> [UInt8]? {
-        guard active.contains(id) else { return nil }
-        var out: [UInt8] = []
-        render(id, at: now, into: &out)
-        return out
-    }
-
-    private func render(_ id: Int, at now: Int64, into out: inout [UInt8]) {
-        let range = json.range(id)
-        let split = range.lowerBound + Int(rightsOffset[id])
-        out.append(contentsOf: json.storage[range.lowerBound..<split])
-        out.append(contentsOf: rightsAvailable(id, at: now) ? "true".utf8 : "false".utf8)
-        out.append(contentsOf: json.storage[split..<range.upperBound])
-    }
 }

@@ -1,0 +1,45 @@
+import Core
+import Vapor
+
+/// `meta.facets`: for the query and the other filters, how many books each category and each
+/// age band of the app's picker would give.
+struct FacetsDTO: Content, Equatable {
+    struct CategoryCount: Content, Equatable { let id: Int; let slug: String; let count: Int }
+    struct AgeBand: Content, Equatable { let band: String; let age: Int; let count: Int }
+    let categories: [CategoryCount]
+    let ageBands: [AgeBand]
+
+    init(categories: [CategoryCount], ageBands: [AgeBand]) {
+        self.categories = categories
+        self.ageBands = ageBands
+    }
+
+    init(_ answer: CatalogIndex.Answer, categories: [CatalogIndex.Category]) {
+        let slugs = Dictionary(categories.map { ($0.id, $0.slug) }, uniquingKeysWith: { a, _ in a })
+        self.categories = answer.categoryCounts.map { CategoryCount(id: $0.id, slug: slugs[$0.id] ?? "", count: $0.count) }
+        ageBands = zip(CatalogIndex.ageBands, answer.ageBandCounts).map { AgeBand(band: $0.0.label, age: $0.0.age, count: $0.1) }
+    }
+
+    /// The same bytes the app's encoder writes (sorted keys), without it: this is on every engine answer.
+    var json: [UInt8] {
+        var json = JSONWriter()
+        json.raw("{\"age_bands\":[")
+        for (i, band) in ageBands.enumerated() {
+            if i > 0 { json.raw(",") }
+            json.raw("{\"age\":"); json.int(band.age)
+            json.raw(",\"band\":"); json.string(band.band)
+            json.raw(",\"count\":"); json.int(band.count)
+            json.raw("}")
+        }
+        json.raw("],\"categories\":[")
+        for (i, category) in categories.enumerated() {
+            if i > 0 { json.raw(",") }
+            json.raw("{\"count\":"); json.int(category.count)
+            json.raw(",\"id\":"); json.int(category.id)
+            json.raw(",\"slug\":"); json.string(category.slug)
+            json.raw("}")
+        }
+        json.raw("]}")
+        return json.bytes
+    }
+}

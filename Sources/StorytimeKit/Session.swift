@@ -1,0 +1,34 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// The token and the credentials that renew it.
+actor Session {
+    struct Credentials: Sendable { let email: String; let password: String }
+    private(set) var token: String?
+    private(set) var credentials: Credentials?
+
+    func signedIn(token: String, email: String, password: String) {
+        self.token = token
+        credentials = Credentials(email: email, password: password)
+    }
+
+    func signOut() {
+        token = nil
+        credentials = nil
+    }
+}
+
+/// Sends the session's token with every operation but sign-in.
+struct BearerMiddleware: ClientMiddleware {
+    let session: Session
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if operationID != "createToken", let token = await session.token {
+            request.headerFields[.authorization] = "Bearer \(token)"
+        }
+        return try await next(request, body, baseURL)
+    }
+}
