@@ -53,11 +53,9 @@ let package = Package(
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ],
             path: "Sources/StorytimeKit",
-            swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
-        .executableTarget(name: "StorytimeCLI", dependencies: ["StorytimeKit"], path: "Sources/StorytimeCLI",
-                          swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(name: "StorytimeCLI", dependencies: ["StorytimeKit"], path: "Sources/StorytimeCLI"),
         .testTarget(
             name: "AppTests",
             dependencies: [
@@ -65,7 +63,8 @@ let package = Package(
                 "StorytimeKit",
                 .product(name: "VaporTesting", package: "vapor"),
             ],
-            path: "Tests/AppTests"
+            path: "Tests/AppTests",
+            exclude: ["Golden"]
         ),
         .testTarget(
             name: "StorytimeKitTests",
@@ -73,10 +72,9 @@ let package = Package(
                 "StorytimeKit",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
-            path: "Tests/StorytimeKitTests",
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            path: "Tests/StorytimeKitTests"
         ),
         .testTarget(name: "CoreTests", dependencies: ["Core"], path: "Tests/CoreTests"),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -23,7 +23,7 @@ struct CatalogController: RouteCollection {
         let parameters = try CatalogParameters(query)
         let child = try Self.childID(query)
         return req.application.catalogCache.current(for: req).flatMap { reading in
-            let linked = { (body: ByteBuffer, total: Int) -> Response in
+            let linked = { @Sendable (body: ByteBuffer, total: Int) -> Response in
                 let response = jsonResponse(body)
                 response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: total))
                 return response

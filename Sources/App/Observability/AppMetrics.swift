@@ -15,10 +15,14 @@ final class AppMetrics: Sendable {
                                               .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                               .seconds(2.5), .seconds(5), .seconds(10)]
 
+    /// A metric's full name (already with its unit suffix) and help text.
+    static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     init() {
-        deltas = registry.makeCounter(name: "storytime_catalog_engine_deltas_applied_total",
-                                      help: "Change-log applications the catalog engine made (books reloaded after a commit)")
-        statements = registry.makeGauge(name: "storytime_db_statements", help: "SQL statements the app has sent since start")
+        deltas = registry.makeCounter(descriptor: Self.metric("storytime_catalog_engine_deltas_applied_total", "Change-log applications the catalog engine made (books reloaded after a commit)"))
+        statements = registry.makeGauge(descriptor: Self.metric("storytime_db_statements", "SQL statements the app has sent since start"))
     }
 
     /// The series of one (route, method, status), made once: a request then costs one lookup.
@@ -34,10 +38,8 @@ final class AppMetrics: Sendable {
             if let found = known[key] { return found }
             let route = RequestObservationMiddleware.route(of: request)
             let made = Series(
-                count: registry.makeCounter(name: "storytime_http_requests_total", labels: [("method", key.method), ("route", route), ("status", String(status))],
-                                            help: "HTTP requests answered, by route pattern and status"),
-                latency: registry.makeDurationHistogram(name: "storytime_http_request_duration_seconds", labels: [("method", key.method), ("route", route)],
-                                                        buckets: Self.latencyBuckets, help: "Time from request to response head, by route pattern"))
+                count: registry.makeCounter(descriptor: Self.metric("storytime_http_requests_total", "HTTP requests answered, by route pattern and status"), labels: [("method", key.method), ("route", route), ("status", String(status))]),
+                latency: registry.makeDurationHistogram(descriptor: Self.metric("storytime_http_request_duration_seconds", "Time from request to response head, by route pattern"), labels: [("method", key.method), ("route", route)], buckets: Self.latencyBuckets))
             known[key] = made
             return made
         }
@@ -46,8 +48,7 @@ final class AppMetrics: Sendable {
     }
 
     func loginFailed(_ kind: String) {
-        registry.makeCounter(name: "storytime_login_failures_total", labels: [("kind", kind)],
-                             help: "Failed sign-ins (wrong email or password), parents and staff").increment()
+        registry.makeCounter(descriptor: Self.metric("storytime_login_failures_total", "Failed sign-ins (wrong email or password), parents and staff"), labels: [("kind", kind)]).increment()
     }
 
     func deltaApplied() { deltas.increment() }
@@ -55,14 +56,13 @@ final class AppMetrics: Sendable {
     /// Figures read at scrape time.
     func refresh(_ app: Application) {
         let engine = app.catalogEngine
-        registry.makeGauge(name: "storytime_catalog_engine_version", help: "Catalog version the engine reflects (-1 before its first build)")
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_version", "Catalog version the engine reflects (-1 before its first build)"))
             .set(Double(engine.currentVersion))
-        registry.makeGauge(name: "storytime_catalog_engine_books", help: "Active books held by the catalog engine").set(Double(engine.bookCount))
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_books", "Active books held by the catalog engine")).set(Double(engine.bookCount))
         for state in [CatalogEngine.State.off, .building, .ready, .failed] {
-            registry.makeGauge(name: "storytime_catalog_engine_state", labels: [("state", state.rawValue)],
-                               help: "1 for the engine's current state").set(engine.state == state ? 1.0 : 0.0)
+            registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_state", "1 for the engine's current state"), labels: [("state", state.rawValue)]).set(engine.state == state ? 1.0 : 0.0)
         }
-        registry.makeGauge(name: "storytime_catalog_cache_entries", help: "Responses held by the SQL path's catalog cache")
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
             .set(Double(app.catalogCache.count))
         statements.set(Double(app.queryCounter.count))
     }

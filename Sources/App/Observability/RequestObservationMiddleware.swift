@@ -15,8 +15,9 @@ struct RequestObservationMiddleware: Middleware {
             id = UUID().uuidString
             request.logger[metadataKey: "request-id"] = .string(id)   // Vapor put the caller's there
         }
+        let requestID = id
         return next.respond(to: request).map { response in
-            response.headers.replaceOrAdd(name: .xRequestId, value: id)
+            response.headers.replaceOrAdd(name: .xRequestId, value: requestID)
             Self.finished(request, status: response.status.code, started: started)
             return response
         }.flatMapErrorThrowing { error in

@@ -57,7 +57,7 @@ public actor CatalogBrowser {
         let wait = sleeper(debounce)
         pendingQuery = Task {
             do { try await wait() } catch { return }
-            await self.debounced()
+            self.debounced()
         }
     }
 

@@ -28,7 +28,7 @@ enum TestDatabase {
     private static let template = Task<Void, any Error> {
         try await admin("DROP DATABASE IF EXISTS \"\(templateName)\" WITH (FORCE)")
         try await admin("CREATE DATABASE \"\(templateName)\"")
-        try await withDirectConnection(url: url(for: templateName), logger: logger) { connection in
+        _ = try await withDirectConnection(url: url(for: templateName), logger: logger) { connection in
             try await Migrator(directory: projectDirectory + "migrations").migrate(on: connection, logger: logger)
         }
     }

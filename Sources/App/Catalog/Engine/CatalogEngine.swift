@@ -217,7 +217,7 @@ final class CatalogEngine: @unchecked Sendable {
         #endif
     }
 
-    private func withConnection<T>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    private func withConnection<T: Sendable>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard let postgres = database as? any PostgresDatabase else { throw Abort(.internalServerError, reason: "the catalog engine needs PostgreSQL") }
         return try await postgres.withConnection { connection in
             connection.eventLoop.makeFutureWithTask { try await body(connection) }
