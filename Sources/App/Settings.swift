@@ -21,7 +21,7 @@ struct Settings: Sendable {
     /// description, percent-encoded, fits the default with room to spare.
     var consoleFormLimit = 160 * 1024
 
-    enum Problem: Error, LocalizedError, Equatable {
+    enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
         case invalid(String)
         var errorDescription: String? {
@@ -37,7 +37,7 @@ struct Settings: Sendable {
 
     private static func metricsToken(_ text: String?) throws -> String? {
         guard let text, !text.isEmpty else { return nil }
-        guard text.utf8.count >= 32 else { throw Problem.invalid("METRICS_TOKEN must be at least 32 bytes long") }
+        guard text.utf8.count >= 32 else { throw Invalid.invalid("METRICS_TOKEN must be at least 32 bytes long") }
         return text
     }
 
@@ -52,20 +52,20 @@ struct Settings: Sendable {
             for (key, value) in generated where (values[key] ?? "").isEmpty { values[key] = value }
         }
         let missing = (["DATABASE_URL"] + secretNames).filter { (values[$0] ?? "").isEmpty }
-        guard missing.isEmpty else { throw Problem.missing(missing) }
+        guard missing.isEmpty else { throw Invalid.missing(missing) }
         for name in secretNames where values[name]!.utf8.count < 32 {
-            throw Problem.invalid("\(name) must be at least 32 bytes long")
+            throw Invalid.invalid("\(name) must be at least 32 bytes long")
         }
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
             guard let text = values[name], !text.isEmpty else { return value }
             guard let number = Int(text), range.contains(number) else {
-                throw Problem.invalid("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+                throw Invalid.invalid("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
             }
             return number
         }
         func choice(_ name: String, _ allowed: [String], default value: String) throws -> String {
             guard let text = values[name], !text.isEmpty else { return value }
-            guard allowed.contains(text) else { throw Problem.invalid("\(name) must be one of \(allowed.joined(separator: ", "))") }
+            guard allowed.contains(text) else { throw Invalid.invalid("\(name) must be one of \(allowed.joined(separator: ", "))") }
             return text
         }
         return Settings(

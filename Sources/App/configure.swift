@@ -42,7 +42,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware = .init()
     app.middleware.use(SecurityHeadersMiddleware())
     app.middleware.use(RequestObservationMiddleware())
-    app.middleware.use(ProblemErrorMiddleware(environment: app.environment))
+    app.middleware.use(ProblemErrorMiddleware(environment: app.environment, page: ErrorPage.response))
     app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
 
     // Shared state is created here, before requests run concurrently.

@@ -3,7 +3,7 @@ public struct CommandArguments: Equatable, Sendable {
     public private(set) var values: [String: [String]] = [:]
     public private(set) var flags: Set<String> = []
 
-    public struct Problem: Error, Equatable, CustomStringConvertible {
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
         public let description: String
         public init(_ description: String) { self.description = description }
     }
@@ -14,7 +14,7 @@ public struct CommandArguments: Equatable, Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw Problem("unexpected argument '\(argument)'")
+                throw UsageError("unexpected argument '\(argument)'")
             }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?
@@ -27,13 +27,13 @@ public struct CommandArguments: Equatable, Sendable {
                 index += 1
                 continue
             }
-            guard options.contains(name) else { throw Problem("unknown option '--\(name)'") }
+            guard options.contains(name) else { throw UsageError("unknown option '--\(name)'") }
             if let inlineValue {
                 values[name, default: []].append(inlineValue)
                 index += 1
             } else {
                 guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
-                    throw Problem("option '--\(name)' needs a value")
+                    throw UsageError("option '--\(name)' needs a value")
                 }
                 values[name, default: []].append(arguments[index + 1])
                 index += 2
@@ -44,12 +44,12 @@ public struct CommandArguments: Equatable, Sendable {
     /// The single value of `name`; an error when given more than once.
     public func single(_ name: String) throws -> String? {
         guard let list = values[name] else { return nil }
-        guard list.count == 1 else { throw Problem("option '--\(name)' given more than once") }
+        guard list.count == 1 else { throw UsageError("option '--\(name)' given more than once") }
         return list[0]
     }
 
     public func required(_ name: String) throws -> String {
-        guard let value = try single(name), !value.isEmpty else { throw Problem("missing required option '--\(name)'") }
+        guard let value = try single(name), !value.isEmpty else { throw UsageError("missing required option '--\(name)'") }
         return value
     }
 

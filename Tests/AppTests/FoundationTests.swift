@@ -123,7 +123,7 @@ struct FoundationTests {
         try await withDirectConnection(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
             try await Migrator(directory: folder).migrate(on: connection, logger: TestDatabase.logger)
             try "CREATE TABLE t (id bigint);".write(toFile: folder + "/0001_t.sql", atomically: true, encoding: .utf8)
-            await #expect(throws: Migrator.Problem.edited("0001")) {
+            await #expect(throws: Migrator.Failure.edited("0001")) {
                 try await Migrator(directory: folder).migrate(on: connection, logger: TestDatabase.logger)
             }
         }

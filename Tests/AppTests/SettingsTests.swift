@@ -8,11 +8,11 @@ struct SettingsTests {
     @Test("production refuses to start without its secrets, naming them")
     func productionNeedsSecrets() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID())").path
-        #expect(throws: Settings.Problem.missing(["JWT_SECRET", "SESSION_SECRET"])) {
+        #expect(throws: Settings.Invalid.missing(["JWT_SECRET", "SESSION_SECRET"])) {
             try Settings.load(environment: .production, values: ["DATABASE_URL": "postgres://x@localhost/db"], directory: folder)
         }
         #expect(!FileManager.default.fileExists(atPath: folder + "/" + Settings.secretsFile))
-        #expect(throws: Settings.Problem.invalid("JWT_SECRET must be at least 32 bytes long")) {
+        #expect(throws: Settings.Invalid.invalid("JWT_SECRET must be at least 32 bytes long")) {
             try Settings.load(environment: .production, values: ["DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": "short",
                                                                   "SESSION_SECRET": String(repeating: "s", count: 40)], directory: folder)
         }
@@ -31,7 +31,7 @@ struct SettingsTests {
         let explicit = try Settings.load(environment: .development, values: ["DATABASE_URL": "postgres://x@localhost/db",
                                                                               "JWT_SECRET": String(repeating: "j", count: 32)], directory: folder)
         #expect(explicit.jwtSecret == String(repeating: "j", count: 32))
-        #expect(throws: Settings.Problem.missing(["DATABASE_URL"])) {
+        #expect(throws: Settings.Invalid.missing(["DATABASE_URL"])) {
             try Settings.load(environment: .development, values: [:], directory: folder)
         }
     }

@@ -100,6 +100,8 @@ struct Problem: AbortError, Sendable {
 /// Replaces Vapor's ErrorMiddleware so no error escapes in another shape.
 struct ProblemErrorMiddleware: Middleware {
     let environment: Environment
+    /// The page for errors outside /api (the console's, from `configure`).
+    let page: @Sendable (Problem, Request) async -> Response
 
     /// Future-based, so a request that succeeds adds no hop to the task pool.
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
@@ -111,7 +113,7 @@ struct ProblemErrorMiddleware: Middleware {
             if request.encodedPath.hasPrefix("/api") || request.encodedPath == "/healthz" {
                 return request.eventLoop.makeSucceededFuture(problem.response())
             }
-            return request.eventLoop.makeFutureWithTask { await ErrorPage.response(for: problem, request: request) }
+            return request.eventLoop.makeFutureWithTask { await page(problem, request) }
         }
     }
 }

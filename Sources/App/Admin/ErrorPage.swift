@@ -1,35 +1,26 @@
 import Vapor
 
-/// A short HTML error page for the console and everything outside /api.
+/// The console's error page (`templates/error.leaf`), for every error outside /api. The problem
+/// middleware is handed this function by `configure`, so the API knows nothing of the console.
 enum ErrorPage {
+    struct Context: Encodable {
+        let code: UInt
+        let title: String
+        let detail: String
+        let stylesheet = AdminPath.stylesheet
+        let home = AdminPath.dashboard
+    }
+
+    @Sendable
     static func response(for problem: Problem, request: Request) async -> Response {
-        let title = problem.status.reasonPhrase
-        let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(problem.status.code) \(title.escapedHTML())</title>
-            <link rel="stylesheet" href="\(AdminPath.stylesheet)"></head><body><main class="error-page">
-            <h1>\(problem.status.code) \(title.escapedHTML())</h1><p>\(problem.detail.escapedHTML())</p>
-            <p><a href="\(AdminPath.dashboard)">Back to the console</a></p></main></body></html>
-            """
         var headers = problem.headers
         headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")
-        return Response(status: problem.status, headers: headers, body: .init(string: html))
-    }
-}
-
-extension String {
-    func escapedHTML() -> String {
-        var out = ""
-        out.reserveCapacity(count)
-        for c in self {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
+        let context = Context(code: problem.status.code, title: problem.status.reasonPhrase, detail: problem.detail)
+        guard let view = try? await request.view.render("error", context) else {
+            // The template cannot be read: the same words as plain text, never a second error.
+            headers.replaceOrAdd(name: .contentType, value: "text/plain; charset=utf-8")
+            return Response(status: problem.status, headers: headers, body: .init(string: "\(context.code) \(context.title)\n\(context.detail)\n"))
         }
-        return out
+        return Response(status: problem.status, headers: headers, body: .init(buffer: view.data))
     }
 }

@@ -23,7 +23,7 @@ extension StorytimeCommand {
         let arguments: CommandArguments
         do {
             arguments = try CommandArguments(words, options: options, flags: flags)
-        } catch let problem as CommandArguments.Problem {
+        } catch let problem as CommandArguments.UsageError {
             throw Abort(.badRequest, reason: "\(problem.description) (usage: \(usage))")
         }
         context.input.arguments = []

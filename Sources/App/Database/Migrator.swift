@@ -13,7 +13,7 @@ struct Migrator {
         var checksum: String { SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined() }
     }
 
-    enum Problem: Error, LocalizedError, Equatable {
+    enum Failure: Error, LocalizedError, Equatable {
         case badFileName(String)
         case duplicateVersion(String)
         case edited(String)
@@ -33,17 +33,17 @@ struct Migrator {
 
     func files() throws -> [File] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-            throw Problem.noDirectory(directory)
+            throw Failure.noDirectory(directory)
         }
         var files: [File] = []
         for name in names.sorted() where name.hasSuffix(".sql") {
             let stem = name.dropLast(4)
             guard let underscore = stem.firstIndex(of: "_"),
                   !stem[..<underscore].isEmpty, stem[..<underscore].allSatisfy(\.isNumber) else {
-                throw Problem.badFileName(name)
+                throw Failure.badFileName(name)
             }
             let version = String(stem[..<underscore])
-            guard !files.contains(where: { $0.version == version }) else { throw Problem.duplicateVersion(version) }
+            guard !files.contains(where: { $0.version == version }) else { throw Failure.duplicateVersion(version) }
             let sql = try String(contentsOfFile: directory + "/" + name, encoding: .utf8)
             files.append(File(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql))
         }
@@ -83,7 +83,7 @@ struct Migrator {
         var applied: [String] = []
         for file in files {
             if let checksum = done[file.version] {
-                guard checksum == file.checksum else { throw Problem.edited(file.version) }
+                guard checksum == file.checksum else { throw Failure.edited(file.version) }
                 continue
             }
             _ = try await connection.query("BEGIN", logger: logger)

@@ -13,7 +13,7 @@ struct DashboardController: RouteCollection {
 
     /// The expensive part (anti-joins over the whole catalog), kept per catalog version for at
     /// most a minute.
-    struct Problems: Codable {
+    struct Attention: Codable {
         let noVideo: [Item]
         let noVideoCount: String
         let noCategory: [Item]
@@ -84,11 +84,11 @@ struct DashboardController: RouteCollection {
         return try await req.view.render("dashboard", page)
     }
 
-    private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Problems {
+    private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Attention {
         let cache = req.application.catalogCache
         let (generation, _) = try await cache.current(for: req)
         if let hit = cache.entry("dashboard-problems", in: generation),
-           let problems = try? JSONDecoder().decode(Problems.self, from: hit.body),
+           let problems = try? JSONDecoder().decode(Attention.self, from: hit.body),
            Date().timeIntervalSince(problems.computedAt) < 60 {
             return problems
         }
@@ -104,7 +104,7 @@ struct DashboardController: RouteCollection {
             SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
                    (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noCategoryCondition) LIMIT 10001) y) AS no_category
             """).first()!
-        let problems = Problems(noVideo: noVideo, noVideoCount: Self.capped(try counts.decode(column: "no_video", as: Int.self)),
+        let problems = Attention(noVideo: noVideo, noVideoCount: Self.capped(try counts.decode(column: "no_video", as: Int.self)),
                                 noCategory: noCategory, noCategoryCount: Self.capped(try counts.decode(column: "no_category", as: Int.self)),
                                 computedAt: Date())
         cache.store(CatalogCache.Entry(body: ByteBuffer(data: try JSONEncoder().encode(problems)), totalCount: 0, etag: nil),
