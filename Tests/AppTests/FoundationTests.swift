@@ -7,69 +7,66 @@ import VaporTesting
 
 @Suite("Schema, migrations and seeds")
 struct FoundationTests {
-    @Test("category name and slug uniqueness surface as typed constraint violations")
+    @Test("category name and slug uniqueness surface as typed constraint violations", .app)
     func categoryUniqueness() async throws {
-        try await withApp { app in
-            // given
-            try await app.makeCategory("Adventure", slug: "adventure")
-            // when / then: same slug
-            let slugError = await #expect(throws: (any Error).self) {
-                try await app.makeCategory("Other", slug: "adventure")
-            }
-            let slug = try #require(slugError.flatMap(ConstraintViolation.init))
-            #expect(slug.kind == .unique && slug.constraint == "categories_slug_key")
-            // same name, differently cased
-            let nameError = await #expect(throws: (any Error).self) {
-                try await app.makeCategory("ADVENTURE", slug: "adventure-2")
-            }
-            let name = try #require(nameError.flatMap(ConstraintViolation.init))
-            #expect(name.kind == .unique && name.constraint == "categories_name_key")
+        let app = try app()
+        // given
+        try await app.makeCategory("Adventure", slug: "adventure")
+        // when / then: same slug
+        let slugError = await #expect(throws: (any Error).self) {
+            try await app.makeCategory("Other", slug: "adventure")
         }
+        let slug = try #require(slugError.flatMap(ConstraintViolation.init))
+        #expect(slug.kind == .unique && slug.constraint == "categories_slug_key")
+        // same name, differently cased
+        let nameError = await #expect(throws: (any Error).self) {
+            try await app.makeCategory("ADVENTURE", slug: "adventure-2")
+        }
+        let name = try #require(nameError.flatMap(ConstraintViolation.init))
+        #expect(name.kind == .unique && name.constraint == "categories_name_key")
     }
 
-    @Test("check constraints guard ages, statuses, slugs and rights ranges")
+    @Test("check constraints guard ages, statuses, slugs and rights ranges", .app)
     func checks() async throws {
-        try await withApp { app in
-            let book = try await app.makeBook("A Book")
-            let attempts: [(SQLQueryString, String)] = [
-                ("UPDATE books SET age_min = 9, age_max = 3 WHERE id = \(bind: book)", "books_age_range"),
-                ("UPDATE books SET age_max = 19 WHERE id = \(bind: book)", "books_age_range"),
-                ("UPDATE books SET status = 'gone' WHERE id = \(bind: book)", "books_status_check"),
-                ("INSERT INTO categories (name, slug) VALUES ('X', 'Not A Slug')", "categories_slug_format"),
-                ("INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES (\(bind: book), now(), now() - interval '1 day')",
-                 "rights_windows_range_check"),
-                ("UPDATE video_assets SET status = 'done' WHERE book_id = \(bind: book)", "video_assets_status_check"),
-            ]
-            for (statement, constraint) in attempts {
-                let error = await #expect(throws: (any Error).self) { try await app.sql.raw(statement).run() }
-                let violation = try #require(error.flatMap(ConstraintViolation.init))
-                #expect(violation.kind == .check && violation.constraint == constraint)
-            }
+        let app = try app()
+        let book = try await app.makeBook("A Book")
+        let attempts: [(SQLQueryString, String)] = [
+            ("UPDATE books SET age_min = 9, age_max = 3 WHERE id = \(bind: book)", "books_age_range"),
+            ("UPDATE books SET age_max = 19 WHERE id = \(bind: book)", "books_age_range"),
+            ("UPDATE books SET status = 'gone' WHERE id = \(bind: book)", "books_status_check"),
+            ("INSERT INTO categories (name, slug) VALUES ('X', 'Not A Slug')", "categories_slug_format"),
+            ("INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES (\(bind: book), now(), now() - interval '1 day')",
+             "rights_windows_range_check"),
+            ("UPDATE video_assets SET status = 'done' WHERE book_id = \(bind: book)", "video_assets_status_check"),
+        ]
+        for (statement, constraint) in attempts {
+            let error = await #expect(throws: (any Error).self) { try await app.sql.raw(statement).run() }
+            let violation = try #require(error.flatMap(ConstraintViolation.init))
+            #expect(violation.kind == .check && violation.constraint == constraint)
         }
     }
 
-    @Test("book_categories is unique per pair and cascades from books and categories")
+    @Test("book_categories is unique per pair and cascades from books and categories", .app)
     func bookCategories() async throws {
-        try await withApp { app in
-            // given
-            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
-            let animals = try await app.makeCategory("Animals", slug: "animals")
-            let book = try await app.makeBook("Owl Moon", categories: [bedtime, animals])
-            let other = try await app.makeBook("Fox Tales", categories: [bedtime])
-            // when: the same pair again
-            let error = await #expect(throws: (any Error).self) {
-                try await app.sql.raw("INSERT INTO book_categories (book_id, category_id) VALUES (\(bind: book), \(bind: bedtime))").run()
-            }
-            #expect(error.flatMap(ConstraintViolation.init)?.constraint == "book_categories_book_category_key")
-            // when: a category and a book are deleted
-            try await app.sql.raw("DELETE FROM categories WHERE id = \(bind: bedtime)").run()
-            try await app.sql.raw("DELETE FROM books WHERE id = \(bind: book)").run()
-            // then
-            let rows = try await app.sql.raw("SELECT book_id, category_id FROM book_categories").all()
-            #expect(rows.isEmpty)
-            let remaining = try await app.sql.raw("SELECT count(*) AS n FROM books WHERE id = \(bind: other)").first()!
-            #expect(try remaining.decode(column: "n", as: Int.self) == 1)
+        let app = try app()
+        // given
+        let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
+        let animals = try await app.makeCategory("Animals", slug: "animals")
+        let book = try await app.makeBook("Owl Moon", categories: [bedtime, animals])
+        let other = try await app.makeBook("Fox Tales", categories: [bedtime])
+        // when: the same pair again
+        let error = await #expect(throws: (any Error).self) {
+            try await app.sql.raw("INSERT INTO book_categories (book_id, category_id) VALUES (\(bind: book), \(bind: bedtime))").run()
         }
+        #expect(error.flatMap(ConstraintViolation.init)?.constraint == "book_categories_book_category_key")
+        // when: a category and a book are deleted
+        try await app.sql.raw("DELETE FROM categories WHERE id = \(bind: bedtime)").run()
+        try await app.sql.raw("DELETE FROM books WHERE id = \(bind: book)").run()
+        // then
+        let rows = try await app.sql.raw("SELECT book_id, category_id FROM book_categories").all()
+        #expect(rows.isEmpty)
+        let remaining = try await app.sql.raw("SELECT count(*) AS n FROM books WHERE id = \(bind: other)").first()!
+        #expect(try remaining.decode(column: "n", as: Int.self) == 1)
     }
 
     @Test("migrate twice: the second run applies nothing and changes nothing")
@@ -149,25 +146,24 @@ struct FoundationTests {
         try await TestDatabase.drop(name)
     }
 
-    @Test("seed categories twice leaves exactly the eight categories and reports no creation")
+    @Test("seed categories twice leaves exactly the eight categories and reports no creation", .app)
     func seedCategoriesTwice() async throws {
-        try await withApp { app in
-            let seeds = try CategorySeeder.load(directory: TestDatabase.projectDirectory + "seeds")
-            let first = try await CategorySeeder.upsert(seeds, on: app.sql)
-            let second = try await CategorySeeder.upsert(seeds, on: app.sql)
-            #expect(first.created.count == 8)
-            #expect(second.created.isEmpty && second.updated.isEmpty && second.unchanged == 8)
-            #expect(second.summary.contains("nothing created"))
-            let rows = try await app.sql.raw("SELECT name, slug, icon_name FROM categories ORDER BY display_order").all()
-            #expect(try rows.map { try $0.decode(column: "name", as: String.self) } == [
-                "Bedtime Stories", "Adventure", "Animals & Nature", "Fairy Tales",
-                "Learning & ABCs", "Rhymes & Songs", "Family & Friends", "Holidays & Seasons"])
-            #expect(try rows.allSatisfy { try $0.decode(column: "icon_name", as: String?.self) != nil })
-            // a changed seed updates in place
-            try await app.sql.raw("UPDATE categories SET display_order = 999 WHERE slug = 'adventure'").run()
-            let third = try await CategorySeeder.upsert(seeds, on: app.sql)
-            #expect(third.updated == ["adventure"] && third.created.isEmpty)
-        }
+        let app = try app()
+        let seeds = try CategorySeeder.load(directory: TestDatabase.projectDirectory + "seeds")
+        let first = try await CategorySeeder.upsert(seeds, on: app.sql)
+        let second = try await CategorySeeder.upsert(seeds, on: app.sql)
+        #expect(first.created.count == 8)
+        #expect(second.created.isEmpty && second.updated.isEmpty && second.unchanged == 8)
+        #expect(second.summary.contains("nothing created"))
+        let rows = try await app.sql.raw("SELECT name, slug, icon_name FROM categories ORDER BY display_order").all()
+        #expect(try rows.map { try $0.decode(column: "name", as: String.self) } == [
+            "Bedtime Stories", "Adventure", "Animals & Nature", "Fairy Tales",
+            "Learning & ABCs", "Rhymes & Songs", "Family & Friends", "Holidays & Seasons"])
+        #expect(try rows.allSatisfy { try $0.decode(column: "icon_name", as: String?.self) != nil })
+        // a changed seed updates in place
+        try await app.sql.raw("UPDATE categories SET display_order = 999 WHERE slug = 'adventure'").run()
+        let third = try await CategorySeeder.upsert(seeds, on: app.sql)
+        #expect(third.updated == ["adventure"] && third.created.isEmpty)
     }
 
     /// A digest of everything the demo seed writes, with times relative to its reference day.
@@ -230,28 +226,26 @@ struct FoundationTests {
         #expect(digests.count == 2 && digests[0] == digests[1])
     }
 
-    @Test("public/ is served at its own names only: the OpenAPI document and console assets, not API paths")
+    @Test("public/ is served at its own names only: the OpenAPI document and console assets, not API paths", .app)
     func publicFiles() async throws {
-        try await withApp { app in
-            let document = try await app.get("/openapi.json")
-            #expect(document.status == .ok)
-            #expect(document.headers.first(name: "X-Content-Type-Options") == "nosniff")
-            #expect(try JSONSerialization.jsonObject(with: Data(document.body.readableBytesView)) is [String: Any])
-            #expect(try await app.get("/admin.css").status == .ok)
-            #expect(try await app.get("/openapi%2Ejson").status == .ok)
-            for path in ["/api/v1/openapi.json", "/nope.css", "/public/openapi.json", "/openapi.json/../admin.css"] {
-                #expect(try await app.get(path).status != .ok, "\(path)")
-            }
+        let app = try app()
+        let document = try await app.get("/openapi.json")
+        #expect(document.status == .ok)
+        #expect(document.headers.first(name: "X-Content-Type-Options") == "nosniff")
+        #expect(try JSONSerialization.jsonObject(with: Data(document.body.readableBytesView)) is [String: Any])
+        #expect(try await app.get("/admin.css").status == .ok)
+        #expect(try await app.get("/openapi%2Ejson").status == .ok)
+        for path in ["/api/v1/openapi.json", "/nope.css", "/public/openapi.json", "/openapi.json/../admin.css"] {
+            #expect(try await app.get(path).status != .ok, "\(path)")
         }
     }
 
-    @Test("GET /healthz answers 200 while the database answers")
+    @Test("GET /healthz answers 200 while the database answers", .app)
     func healthy() async throws {
-        try await withApp { app in
-            let response = try await app.get("/healthz")
-            #expect(response.status == .ok)
-            #expect(response.body.string.contains("ok"))
-        }
+        let app = try app()
+        let response = try await app.get("/healthz")
+        #expect(response.status == .ok)
+        #expect(response.body.string.contains("ok"))
     }
 
     @Test("GET /healthz answers 503 when the database is gone")
@@ -267,23 +261,22 @@ struct FoundationTests {
         try await app.asyncShutdown()
     }
 
-    @Test("accounts: duplicate emails are refused with a clear reason, parent and children land together")
+    @Test("accounts: duplicate emails are refused with a clear reason, parent and children land together", .app)
     func accounts() async throws {
-        try await withApp { app in
-            let id = try await Accounts.createParent(email: "Pat@Example.com", passwordHash: "x", children: ["Ada", "Ben"], on: app.sql)
-            let names = try await app.sql.raw("SELECT name FROM children WHERE parent_id = \(bind: id) ORDER BY id").all()
-                .map { try $0.decode(column: "name", as: String.self) }
-            #expect(names == ["Ada", "Ben"])
-            let error = await #expect(throws: Abort.self) {
-                _ = try await Accounts.createParent(email: "pat@example.com", passwordHash: "x", children: ["Cy"], on: app.sql)
-            }
-            #expect(error?.reason.contains("already exists") == true)
-            let total = try await app.sql.raw("SELECT count(*) AS n FROM children").first()!.decode(column: "n", as: Int.self)
-            #expect(total == 2)
-            _ = try await Accounts.createStaff(email: "ed@example.com", passwordHash: "x", role: .editor, on: app.sql)
-            await #expect(throws: Abort.self) {
-                _ = try await Accounts.createStaff(email: "ED@example.com", passwordHash: "x", role: .viewer, on: app.sql)
-            }
+        let app = try app()
+        let id = try await Accounts.createParent(email: "Pat@Example.com", passwordHash: "x", children: ["Ada", "Ben"], on: app.sql)
+        let names = try await app.sql.raw("SELECT name FROM children WHERE parent_id = \(bind: id) ORDER BY id").all()
+            .map { try $0.decode(column: "name", as: String.self) }
+        #expect(names == ["Ada", "Ben"])
+        let error = await #expect(throws: Abort.self) {
+            _ = try await Accounts.createParent(email: "pat@example.com", passwordHash: "x", children: ["Cy"], on: app.sql)
+        }
+        #expect(error?.reason.contains("already exists") == true)
+        let total = try await app.sql.raw("SELECT count(*) AS n FROM children").first()!.decode(column: "n", as: Int.self)
+        #expect(total == 2)
+        _ = try await Accounts.createStaff(email: "ed@example.com", passwordHash: "x", role: .editor, on: app.sql)
+        await #expect(throws: Abort.self) {
+            _ = try await Accounts.createStaff(email: "ED@example.com", passwordHash: "x", role: .viewer, on: app.sql)
         }
     }
 }

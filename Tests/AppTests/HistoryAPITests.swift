@@ -20,153 +20,149 @@ struct HistoryAPITests {
         }
     }
 
-    @Test("history: newest first, rewatches marked, filters, pages; unmarking recomputes last_played_at; another parent's child is 404")
+    @Test("history: newest first, rewatches marked, filters, pages; unmarking recomputes last_played_at; another parent's child is 404", .app)
     func history() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben"])
-            let stranger = try await app.makeParent()
-            let ada = parent.children[0]
-            let owl = try await app.makeBook("Owl Moon", duration: 600)
-            let bear = try await app.makeBook("Bear Hunt", duration: nil)
-            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 300, false), ("2026-01-02T10:00:00Z", 600, true),
-                                                                     ("2026-01-03T10:00:00Z", 100, false)])
-            try await Self.play(app, parent, child: ada, book: bear, [("2026-01-02T12:00:00Z", 50, false)])
-            let all = try await app.get("/api/v1/children/\(ada)/history", token: parent.token)
-            #expect(all.status == .ok)
-            let items = try all.dataArray
-            #expect(items.map { $0["played_at"] as? String } == ["2026-01-03T10:00:00Z", "2026-01-02T12:00:00Z", "2026-01-02T10:00:00Z", "2026-01-01T10:00:00Z"])
-            #expect(items.map { $0["rewatch"] as? Bool } == [true, false, false, false])
-            #expect((items[0]["book"] as? [String: Any])?["title"] as? String == "Owl Moon")
-            #expect((items[1]["book"] as? [String: Any])?["duration_seconds"] is NSNull)
-            #expect(try all.meta["total_count"] == 4)
-            // Filters: a book, a date range (a date as `to` includes that day), pages.
-            #expect(try await app.get("/api/v1/children/\(ada)/history?book_id=\(bear)", token: parent.token).meta["total_count"] == 1)
-            let range = try await app.get("/api/v1/children/\(ada)/history?from=2026-01-02&to=2026-01-02", token: parent.token)
-            #expect(try range.meta["total_count"] == 2)
-            let zoned = try await app.get("/api/v1/children/\(ada)/history?from=2026-01-03&tz=Pacific/Kiritimati", token: parent.token)
-            #expect(try zoned.meta["total_count"] == 3)   // the 3rd at UTC+14 begins at 2026-01-02T10:00Z
-            let second = try await app.get("/api/v1/children/\(ada)/history?per_page=3&page=2", token: parent.token)
-            #expect(try second.dataArray.count == 1 && second.headers.first(name: "Link")?.contains("rel=\"prev\"") == true)
-            for bad in ["from=yesterday", "to=2026-02-30", "book_id=0", "per_page=101", "tz=Mars/Olympus"] {
-                let response = try await app.get("/api/v1/children/\(ada)/history?\(bad)", token: parent.token)
-                #expect(response.status == .badRequest, "\(bad)")
-                #expect(try response.json["code"] as? String == "invalid_parameter")
-            }
-            // Another parent's child, and another child's play.
-            #expect(try await app.get("/api/v1/children/\(ada)/history", token: stranger.token).status == .notFound)
-            let playID = items[0]["id"] as! Int
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(parent.children[1])/history/\(playID)", token: parent.token).status == .notFound)
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: stranger.token).status == .notFound)
-            // Unmark the latest owl play: last_played_at goes back to the play before.
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: parent.token).status == .noContent)
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: parent.token).status == .notFound)
-            let library = try await app.get("/api/v1/children/\(ada)/library", token: parent.token).dataArray
-            let owlEntry = library.first { $0["id"] as? Int == owl }!
-            #expect(owlEntry["last_played_at"] as? String == "2026-01-02T10:00:00Z")
-            #expect(owlEntry["completed_count"] as? Int == 1 && owlEntry["progress"] as? Double == 1.0)
-            // All of a book's data: the entry stays, last_played_at cleared.
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history", token: parent.token).status == .badRequest)
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history?book_id=\(owl)", token: parent.token).status == .noContent)
-            let after = try await app.get("/api/v1/children/\(ada)/library", token: parent.token).dataArray
-            let cleared = after.first { $0["id"] as? Int == owl }!
-            #expect(cleared["last_played_at"] is NSNull && cleared["completed_count"] as? Int == 0 && cleared["progress"] is NSNull)
-            #expect(try await app.get("/api/v1/children/\(ada)/history", token: parent.token).meta["total_count"] == 1)
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben"])
+        let stranger = try await app.makeParent()
+        let ada = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon", duration: 600)
+        let bear = try await app.makeBook("Bear Hunt", duration: nil)
+        try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 300, false), ("2026-01-02T10:00:00Z", 600, true),
+                                                                 ("2026-01-03T10:00:00Z", 100, false)])
+        try await Self.play(app, parent, child: ada, book: bear, [("2026-01-02T12:00:00Z", 50, false)])
+        let all = try await app.get("/api/v1/children/\(ada)/history", token: parent.token)
+        #expect(all.status == .ok)
+        let items = try all.dataArray
+        #expect(items.map { $0["played_at"] as? String } == ["2026-01-03T10:00:00Z", "2026-01-02T12:00:00Z", "2026-01-02T10:00:00Z", "2026-01-01T10:00:00Z"])
+        #expect(items.map { $0["rewatch"] as? Bool } == [true, false, false, false])
+        #expect((items[0]["book"] as? [String: Any])?["title"] as? String == "Owl Moon")
+        #expect((items[1]["book"] as? [String: Any])?["duration_seconds"] is NSNull)
+        #expect(try all.meta["total_count"] == 4)
+        // Filters: a book, a date range (a date as `to` includes that day), pages.
+        #expect(try await app.get("/api/v1/children/\(ada)/history?book_id=\(bear)", token: parent.token).meta["total_count"] == 1)
+        let range = try await app.get("/api/v1/children/\(ada)/history?from=2026-01-02&to=2026-01-02", token: parent.token)
+        #expect(try range.meta["total_count"] == 2)
+        let zoned = try await app.get("/api/v1/children/\(ada)/history?from=2026-01-03&tz=Pacific/Kiritimati", token: parent.token)
+        #expect(try zoned.meta["total_count"] == 3)   // the 3rd at UTC+14 begins at 2026-01-02T10:00Z
+        let second = try await app.get("/api/v1/children/\(ada)/history?per_page=3&page=2", token: parent.token)
+        #expect(try second.dataArray.count == 1 && second.headers.first(name: "Link")?.contains("rel=\"prev\"") == true)
+        for bad in ["from=yesterday", "to=2026-02-30", "book_id=0", "per_page=101", "tz=Mars/Olympus"] {
+            let response = try await app.get("/api/v1/children/\(ada)/history?\(bad)", token: parent.token)
+            #expect(response.status == .badRequest, "\(bad)")
+            #expect(try response.json["code"] as? String == "invalid_parameter")
         }
+        // Another parent's child, and another child's play.
+        #expect(try await app.get("/api/v1/children/\(ada)/history", token: stranger.token).status == .notFound)
+        let playID = items[0]["id"] as! Int
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(parent.children[1])/history/\(playID)", token: parent.token).status == .notFound)
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: stranger.token).status == .notFound)
+        // Unmark the latest owl play: last_played_at goes back to the play before.
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: parent.token).status == .noContent)
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history/\(playID)", token: parent.token).status == .notFound)
+        let library = try await app.get("/api/v1/children/\(ada)/library", token: parent.token).dataArray
+        let owlEntry = library.first { $0["id"] as? Int == owl }!
+        #expect(owlEntry["last_played_at"] as? String == "2026-01-02T10:00:00Z")
+        #expect(owlEntry["completed_count"] as? Int == 1 && owlEntry["progress"] as? Double == 1.0)
+        // All of a book's data: the entry stays, last_played_at cleared.
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history", token: parent.token).status == .badRequest)
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(ada)/history?book_id=\(owl)", token: parent.token).status == .noContent)
+        let after = try await app.get("/api/v1/children/\(ada)/library", token: parent.token).dataArray
+        let cleared = after.first { $0["id"] as? Int == owl }!
+        #expect(cleared["last_played_at"] is NSNull && cleared["completed_count"] as? Int == 0 && cleared["progress"] is NSNull)
+        #expect(try await app.get("/api/v1/children/\(ada)/history", token: parent.token).meta["total_count"] == 1)
     }
 
-    @Test("plays: played_at backdates, never into the future; last_played_at keeps the latest")
+    @Test("plays: played_at backdates, never into the future; last_played_at keeps the latest", .app)
     func backdating() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let owl = try await app.makeBook("Owl Moon")
-            try await Self.play(app, parent, child: child, book: owl, [("2026-03-01T08:00:00Z", 10, false), ("2026-02-01T08:00:00Z", 5, false)])
-            let entry = try await app.get("/api/v1/children/\(child)/library", token: parent.token).dataArray[0]
-            #expect(entry["last_played_at"] as? String == "2026-03-01T08:00:00Z")
-            let future = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600))
-            for (body, field) in [(#"{"position_seconds": 1, "completed": false, "played_at": "\#(future)"}"#, "played_at"),
-                                  (#"{"position_seconds": 1, "completed": false, "played_at": "March 1st"}"#, "played_at"),
-                                  (#"{"position_seconds": 1, "completed": false, "played_at": 5}"#, "played_at")] {
-                let response = try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token, json: body)
-                #expect(try response.status == .badRequest && response.json["field"] as? String == field, "\(body)")
-            }
-            let now = try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token,
-                                         json: #"{"position_seconds": 20, "completed": false, "played_at": null}"#)
-            #expect(now.status == .created)
-            #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 3)
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon")
+        try await Self.play(app, parent, child: child, book: owl, [("2026-03-01T08:00:00Z", 10, false), ("2026-02-01T08:00:00Z", 5, false)])
+        let entry = try await app.get("/api/v1/children/\(child)/library", token: parent.token).dataArray[0]
+        #expect(entry["last_played_at"] as? String == "2026-03-01T08:00:00Z")
+        let future = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600))
+        for (body, field) in [(#"{"position_seconds": 1, "completed": false, "played_at": "\#(future)"}"#, "played_at"),
+                              (#"{"position_seconds": 1, "completed": false, "played_at": "March 1st"}"#, "played_at"),
+                              (#"{"position_seconds": 1, "completed": false, "played_at": 5}"#, "played_at")] {
+            let response = try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token, json: body)
+            #expect(try response.status == .badRequest && response.json["field"] as? String == field, "\(body)")
         }
+        let now = try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token,
+                                     json: #"{"position_seconds": 20, "completed": false, "played_at": null}"#)
+        #expect(now.status == .created)
+        #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 3)
     }
 
-    @Test("continue watching: started and not completed, most recent first, with progress")
+    @Test("continue watching: started and not completed, most recent first, with progress", .app)
     func continueWatching() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let owl = try await app.makeBook("Owl Moon", duration: 600)
-            let bear = try await app.makeBook("Bear Hunt", duration: nil)
-            let done = try await app.makeBook("Done Book")
-            let gone = try await app.makeBook("Gone Book")
-            try await Self.play(app, parent, child: child, book: owl, [("2026-01-01T10:00:00Z", 150, false)])
-            try await Self.play(app, parent, child: child, book: bear, [("2026-01-02T10:00:00Z", 40, false)])
-            try await Self.play(app, parent, child: child, book: done, [("2026-01-03T10:00:00Z", 10, false), ("2026-01-04T10:00:00Z", 300, true)])
-            try await Self.play(app, parent, child: child, book: gone, [("2026-01-05T10:00:00Z", 10, false)])
-            try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: gone)").run()
-            let response = try await app.get("/api/v1/children/\(child)/continue", token: parent.token)
-            let items = try response.dataArray
-            #expect(items.map { $0["id"] as? Int } == [bear, owl])
-            #expect(items.map { $0["position_seconds"] as? Int } == [40, 150])
-            #expect(items[0]["progress"] is NSNull && items[1]["progress"] as? Double == 0.25)
-            #expect(try response.meta["total_count"] == 2)
-        }
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon", duration: 600)
+        let bear = try await app.makeBook("Bear Hunt", duration: nil)
+        let done = try await app.makeBook("Done Book")
+        let gone = try await app.makeBook("Gone Book")
+        try await Self.play(app, parent, child: child, book: owl, [("2026-01-01T10:00:00Z", 150, false)])
+        try await Self.play(app, parent, child: child, book: bear, [("2026-01-02T10:00:00Z", 40, false)])
+        try await Self.play(app, parent, child: child, book: done, [("2026-01-03T10:00:00Z", 10, false), ("2026-01-04T10:00:00Z", 300, true)])
+        try await Self.play(app, parent, child: child, book: gone, [("2026-01-05T10:00:00Z", 10, false)])
+        try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: gone)").run()
+        let response = try await app.get("/api/v1/children/\(child)/continue", token: parent.token)
+        let items = try response.dataArray
+        #expect(items.map { $0["id"] as? Int } == [bear, owl])
+        #expect(items.map { $0["position_seconds"] as? Int } == [40, 150])
+        #expect(items[0]["progress"] is NSNull && items[1]["progress"] as? Double == 0.25)
+        #expect(try response.meta["total_count"] == 2)
     }
 
-    @Test("stats: counts, rewatches, minutes by the delta rule, favourite category, month, series in the family's time zone")
+    @Test("stats: counts, rewatches, minutes by the delta rule, favourite category, month, series in the family's time zone", .app)
     func stats() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime", order: 1)
-            let animals = try await app.makeCategory("Animals", slug: "animals", order: 2)
-            let owl = try await app.makeBook("Owl Moon", categories: [bedtime])
-            let bear = try await app.makeBook("Bear Hunt", categories: [animals])
-            _ = try await app.makeBook("Unplayed")
-            try await Self.play(app, parent, child: child, book: owl, [
-                ("2026-01-10T20:00:00Z", 120, false),   // 120 s
-                ("2026-01-10T20:10:00Z", 300, true),    // resumed: +180 s, completed
-                ("2026-01-16T20:00:00Z", 300, true),    // a rewatch from the start: 300 s
-            ])
-            try await Self.play(app, parent, child: child, book: bear, [("2026-02-01T23:30:00Z", 60, false)])
-            let added = try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token,
-                                            json: #"{"book_id": \#(try await app.sql.raw("SELECT id FROM books WHERE title = 'Unplayed'").first()!.decode(column: "id", as: Int.self))}"#)
-            #expect(added.status == .created)
-            let response = try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token)
-            #expect(response.status == .ok, "\(response.body.string)")
-            let stats = try response.dataObject
-            #expect(stats["plays"] as? Int == 4 && stats["rewatches"] as? Int == 1)
-            #expect(stats["books_completed"] as? Int == 1 && stats["books_not_completed"] as? Int == 2)
-            #expect(stats["completion_percentage"] as? Double == 33.3)
-            #expect(stats["average_plays_per_completed_book"] as? Double == 3)
-            #expect(stats["minutes_watched"] as? Int == (120 + 180 + 300 + 60) / 60)
-            #expect((stats["favourite_category"] as? [String: Any])?["slug"] as? String == "bedtime")
-            #expect(stats["most_active_month"] as? String == "2026-01")
-            #expect(stats["from"] as? String == "2026-01-10")
-            let series = stats["series"] as? [[String: Any]] ?? []
-            // 23:30 UTC on 1 February is 2 February in Paris.
-            #expect(series.first { $0["date"] as? String == "2026-02-02" }?["plays"] as? Int == 1)
-            #expect(series.first { $0["date"] as? String == "2026-02-01" }?["plays"] as? Int == 0)
-            #expect(stats["longest_streak"] as? Int == 2 && stats["current_streak"] as? Int == 0)
-            // Kept until something it reads changes: a new play, an unmarked one.
-            try await Self.play(app, parent, child: child, book: bear, [("2026-02-03T08:00:00Z", 90, false)])
-            let again = try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject
-            #expect(again["plays"] as? Int == 5 && again["minutes_watched"] as? Int == (120 + 180 + 300 + 60 + 30) / 60)
-            let last = try await app.get("/api/v1/children/\(child)/history?per_page=1", token: parent.token).dataArray[0]["id"] as! Int
-            #expect(try await app.send(.DELETE, "/api/v1/children/\(child)/history/\(last)", token: parent.token).status == .noContent)
-            #expect(try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject["plays"] as? Int == 4)
-            let week = try await app.get("/api/v1/children/\(child)/stats?period=week", token: parent.token).dataObject
-            #expect(week["plays"] as? Int == 0 && (week["series"] as? [Any])?.count == 7)
-            for bad in ["period=year", "tz=Nowhere/City"] {
-                #expect(try await app.get("/api/v1/children/\(child)/stats?\(bad)", token: parent.token).status == .badRequest)
-            }
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime", order: 1)
+        let animals = try await app.makeCategory("Animals", slug: "animals", order: 2)
+        let owl = try await app.makeBook("Owl Moon", categories: [bedtime])
+        let bear = try await app.makeBook("Bear Hunt", categories: [animals])
+        _ = try await app.makeBook("Unplayed")
+        try await Self.play(app, parent, child: child, book: owl, [
+            ("2026-01-10T20:00:00Z", 120, false),   // 120 s
+            ("2026-01-10T20:10:00Z", 300, true),    // resumed: +180 s, completed
+            ("2026-01-16T20:00:00Z", 300, true),    // a rewatch from the start: 300 s
+        ])
+        try await Self.play(app, parent, child: child, book: bear, [("2026-02-01T23:30:00Z", 60, false)])
+        let added = try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token,
+                                        json: #"{"book_id": \#(try await app.sql.raw("SELECT id FROM books WHERE title = 'Unplayed'").first()!.decode(column: "id", as: Int.self))}"#)
+        #expect(added.status == .created)
+        let response = try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token)
+        #expect(response.status == .ok, "\(response.body.string)")
+        let stats = try response.dataObject
+        #expect(stats["plays"] as? Int == 4 && stats["rewatches"] as? Int == 1)
+        #expect(stats["books_completed"] as? Int == 1 && stats["books_not_completed"] as? Int == 2)
+        #expect(stats["completion_percentage"] as? Double == 33.3)
+        #expect(stats["average_plays_per_completed_book"] as? Double == 3)
+        #expect(stats["minutes_watched"] as? Int == (120 + 180 + 300 + 60) / 60)
+        #expect((stats["favourite_category"] as? [String: Any])?["slug"] as? String == "bedtime")
+        #expect(stats["most_active_month"] as? String == "2026-01")
+        #expect(stats["from"] as? String == "2026-01-10")
+        let series = stats["series"] as? [[String: Any]] ?? []
+        // 23:30 UTC on 1 February is 2 February in Paris.
+        #expect(series.first { $0["date"] as? String == "2026-02-02" }?["plays"] as? Int == 1)
+        #expect(series.first { $0["date"] as? String == "2026-02-01" }?["plays"] as? Int == 0)
+        #expect(stats["longest_streak"] as? Int == 2 && stats["current_streak"] as? Int == 0)
+        // Kept until something it reads changes: a new play, an unmarked one.
+        try await Self.play(app, parent, child: child, book: bear, [("2026-02-03T08:00:00Z", 90, false)])
+        let again = try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject
+        #expect(again["plays"] as? Int == 5 && again["minutes_watched"] as? Int == (120 + 180 + 300 + 60 + 30) / 60)
+        let last = try await app.get("/api/v1/children/\(child)/history?per_page=1", token: parent.token).dataArray[0]["id"] as! Int
+        #expect(try await app.send(.DELETE, "/api/v1/children/\(child)/history/\(last)", token: parent.token).status == .noContent)
+        #expect(try await app.get("/api/v1/children/\(child)/stats?period=all&tz=Europe/Paris", token: parent.token).dataObject["plays"] as? Int == 4)
+        let week = try await app.get("/api/v1/children/\(child)/stats?period=week", token: parent.token).dataObject
+        #expect(week["plays"] as? Int == 0 && (week["series"] as? [Any])?.count == 7)
+        for bad in ["period=year", "tz=Nowhere/City"] {
+            #expect(try await app.get("/api/v1/children/\(child)/stats?\(bad)", token: parent.token).status == .badRequest)
         }
     }
 
@@ -179,358 +175,347 @@ struct HistoryAPITests {
         #expect(Streaks.of(days: [10, 11, 11, 12], today: 12) == (3, 3))
     }
 
-    @Test("streak days follow the time zone across midnight and a DST change")
+    @Test("streak days follow the time zone across midnight and a DST change", .app)
     func streakDaysInTimeZone() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let owl = try await app.makeBook("Owl Moon")
-            // New York: 2026-03-08 is the spring-forward day. 03:30Z on the 9th is 23:30 on the 8th (EDT, UTC-4).
-            try await Self.play(app, parent, child: child, book: owl, [("2026-03-08T04:30:00Z", 1, false), ("2026-03-09T03:30:00Z", 2, false)])
-            let utc = try await app.get("/api/v1/children/\(child)/stats?tz=UTC", token: parent.token).dataObject
-            let newYork = try await app.get("/api/v1/children/\(child)/stats?tz=America/New_York", token: parent.token).dataObject
-            // UTC: the 8th and the 9th. New York: the 7th (23:30 EST) and the 8th (23:30 EDT).
-            #expect(utc["from"] as? String == "2026-03-08" && newYork["from"] as? String == "2026-03-07")
-            #expect(utc["longest_streak"] as? Int == 2 && newYork["longest_streak"] as? Int == 2)
-            let series = newYork["series"] as? [[String: Any]] ?? []
-            #expect(series.prefix(2).map { $0["plays"] as? Int } == [1, 1])
-        }
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon")
+        // New York: 2026-03-08 is the spring-forward day. 03:30Z on the 9th is 23:30 on the 8th (EDT, UTC-4).
+        try await Self.play(app, parent, child: child, book: owl, [("2026-03-08T04:30:00Z", 1, false), ("2026-03-09T03:30:00Z", 2, false)])
+        let utc = try await app.get("/api/v1/children/\(child)/stats?tz=UTC", token: parent.token).dataObject
+        let newYork = try await app.get("/api/v1/children/\(child)/stats?tz=America/New_York", token: parent.token).dataObject
+        // UTC: the 8th and the 9th. New York: the 7th (23:30 EST) and the 8th (23:30 EDT).
+        #expect(utc["from"] as? String == "2026-03-08" && newYork["from"] as? String == "2026-03-07")
+        #expect(utc["longest_streak"] as? Int == 2 && newYork["longest_streak"] as? Int == 2)
+        let series = newYork["series"] as? [[String: Any]] ?? []
+        #expect(series.prefix(2).map { $0["plays"] as? Int } == [1, 1])
     }
 
-    @Test("export: JSON grouped by book and CSV one event a row, formula-safe")
+    @Test("export: JSON grouped by book and CSV one event a row, formula-safe", .app)
     func export() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let owl = try await app.makeBook("=HYPERLINK(\"x\")", author: "Ann, \"Q\"")
-            let bear = try await app.makeBook("Bear Hunt")
-            try await Self.play(app, parent, child: child, book: owl, [("2026-01-01T10:00:00Z", 5, true), ("2026-01-02T10:00:00Z", 6, false)])
-            try await Self.play(app, parent, child: child, book: bear, [("2026-01-03T10:00:00Z", 7, false)])
-            let json = try await app.get("/api/v1/children/\(child)/history/export?format=json", token: parent.token)
-            #expect(json.status == .ok && json.headers.contentType == .json)
-            let groups = try json.dataArray
-            #expect(groups.count == 2)
-            #expect((groups[0]["book"] as? [String: Any])?["title"] as? String == "=HYPERLINK(\"x\")")
-            #expect((groups[0]["events"] as? [[String: Any]])?.map { $0["rewatch"] as? Bool } == [false, true])
-            let csv = try await app.get("/api/v1/children/\(child)/history/export?format=csv", token: parent.token)
-            let lines = csv.body.string.split(separator: "\r\n").map(String.init)
-            #expect(lines.count == 4 && lines[0].hasPrefix("play_id,book_id,title"))
-            #expect(lines[1].contains(",'=HYPERLINK(\"\"x\"\")") || lines[1].contains(",\"'=HYPERLINK(\"\"x\"\")\""))
-            let empty = try await app.makeParent()
-            let none = try await app.get("/api/v1/children/\(empty.children[0])/history/export", token: empty.token)
-            #expect(try none.json["data"] as? [Any] != nil && (try none.dataArray.isEmpty))
-            #expect(try await app.get("/api/v1/children/\(child)/history/export?format=xml", token: parent.token).status == .badRequest)
-            #expect(try await app.get("/api/v1/children/\(child)/history/export", token: empty.token).status == .notFound)
-        }
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("=HYPERLINK(\"x\")", author: "Ann, \"Q\"")
+        let bear = try await app.makeBook("Bear Hunt")
+        try await Self.play(app, parent, child: child, book: owl, [("2026-01-01T10:00:00Z", 5, true), ("2026-01-02T10:00:00Z", 6, false)])
+        try await Self.play(app, parent, child: child, book: bear, [("2026-01-03T10:00:00Z", 7, false)])
+        let json = try await app.get("/api/v1/children/\(child)/history/export?format=json", token: parent.token)
+        #expect(json.status == .ok && json.headers.contentType == .json)
+        let groups = try json.dataArray
+        #expect(groups.count == 2)
+        #expect((groups[0]["book"] as? [String: Any])?["title"] as? String == "=HYPERLINK(\"x\")")
+        #expect((groups[0]["events"] as? [[String: Any]])?.map { $0["rewatch"] as? Bool } == [false, true])
+        let csv = try await app.get("/api/v1/children/\(child)/history/export?format=csv", token: parent.token)
+        let lines = csv.body.string.split(separator: "\r\n").map(String.init)
+        #expect(lines.count == 4 && lines[0].hasPrefix("play_id,book_id,title"))
+        #expect(lines[1].contains(",'=HYPERLINK(\"\"x\"\")") || lines[1].contains(",\"'=HYPERLINK(\"\"x\"\")\""))
+        let empty = try await app.makeParent()
+        let none = try await app.get("/api/v1/children/\(empty.children[0])/history/export", token: empty.token)
+        #expect(try none.json["data"] as? [Any] != nil && (try none.dataArray.isEmpty))
+        #expect(try await app.get("/api/v1/children/\(child)/history/export?format=xml", token: parent.token).status == .badRequest)
+        #expect(try await app.get("/api/v1/children/\(child)/history/export", token: empty.token).status == .notFound)
     }
 
-    @Test("copy and move between children: progress kept or not, 409 duplicate, remove_source, a stranger's child 404")
+    @Test("copy and move between children: progress kept or not, 409 duplicate, remove_source, a stranger's child 404", .app)
     func copyAndMove() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben"])
-            let stranger = try await app.makeParent()
-            let (ada, ben) = (parent.children[0], parent.children[1])
-            let owl = try await app.makeBook("Owl Moon")
-            let bear = try await app.makeBook("Bear Hunt")
-            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 100, false)])
-            try await Self.play(app, parent, child: ada, book: bear, [])
-            let copied = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/copy", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
-            #expect(copied.status == .created)
-            #expect(try copied.dataObject["last_played_at"] as? String == "2026-01-01T10:00:00Z")
-            #expect(try await app.get("/api/v1/children/\(ben)/history", token: parent.token).meta["total_count"] == 1)
-            let again = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/copy", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
-            #expect(try again.status == .conflict && again.json["code"] as? String == "duplicate")
-            let moveDup = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
-            #expect(moveDup.status == .conflict)
-            let removeSource = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/move", token: parent.token,
-                                                  json: #"{"to_child_id": \#(ben), "on_duplicate": "remove_source"}"#)
-            #expect(removeSource.status == .ok)
-            let moved = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(bear)/move", token: parent.token,
-                                           json: #"{"to_child_id": \#(ben), "preserve_progress": false}"#)
-            #expect(moved.status == .ok)
-            #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 0)
-            let children = try await app.get("/api/v1/children", token: parent.token).dataArray
-            #expect(children.map { $0["library_count"] as? Int } == [0, 2])
-            // Strangers: as the target, and as the caller.
-            let toStranger = try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: parent.token,
-                                                json: #"{"to_child_id": \#(stranger.children[0])}"#)
-            #expect(toStranger.status == .notFound)
-            #expect(try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: stranger.token,
-                                       json: #"{"to_child_id": \#(stranger.children[0])}"#).status == .notFound)
-            #expect(try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: parent.token, json: #"{}"#).status == .badRequest)
-        }
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben"])
+        let stranger = try await app.makeParent()
+        let (ada, ben) = (parent.children[0], parent.children[1])
+        let owl = try await app.makeBook("Owl Moon")
+        let bear = try await app.makeBook("Bear Hunt")
+        try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 100, false)])
+        try await Self.play(app, parent, child: ada, book: bear, [])
+        let copied = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/copy", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+        #expect(copied.status == .created)
+        #expect(try copied.dataObject["last_played_at"] as? String == "2026-01-01T10:00:00Z")
+        #expect(try await app.get("/api/v1/children/\(ben)/history", token: parent.token).meta["total_count"] == 1)
+        let again = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/copy", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+        #expect(try again.status == .conflict && again.json["code"] as? String == "duplicate")
+        let moveDup = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+        #expect(moveDup.status == .conflict)
+        let removeSource = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(owl)/move", token: parent.token,
+                                              json: #"{"to_child_id": \#(ben), "on_duplicate": "remove_source"}"#)
+        #expect(removeSource.status == .ok)
+        let moved = try await app.send(.POST, "/api/v1/children/\(ada)/library/\(bear)/move", token: parent.token,
+                                       json: #"{"to_child_id": \#(ben), "preserve_progress": false}"#)
+        #expect(moved.status == .ok)
+        #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 0)
+        let children = try await app.get("/api/v1/children", token: parent.token).dataArray
+        #expect(children.map { $0["library_count"] as? Int } == [0, 2])
+        // Strangers: as the target, and as the caller.
+        let toStranger = try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: parent.token,
+                                            json: #"{"to_child_id": \#(stranger.children[0])}"#)
+        #expect(toStranger.status == .notFound)
+        #expect(try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: stranger.token,
+                                   json: #"{"to_child_id": \#(stranger.children[0])}"#).status == .notFound)
+        #expect(try await app.send(.POST, "/api/v1/children/\(ben)/library/\(owl)/copy", token: parent.token, json: #"{}"#).status == .badRequest)
     }
 
-    @Test("two moves of one entry at once leave it in exactly one library")
+    @Test("two moves of one entry at once leave it in exactly one library", .app)
     func concurrentMoves() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben", "Cy"])
-            let (ada, ben, cy) = (parent.children[0], parent.children[1], parent.children[2])
-            for round in 0..<10 {
-                let book = try await app.makeBook("Book \(round)")
-                try await Self.play(app, parent, child: ada, book: book, [])
-                async let first = app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
-                async let second = app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/move", token: parent.token, json: #"{"to_child_id": \#(cy)}"#)
-                let statuses = [try await first.status, try await second.status].sorted { $0.code < $1.code }
-                #expect(statuses == [.ok, .notFound])
-                let holders = try await app.sql.raw("SELECT count(*) AS n FROM library_entries WHERE book_id = \(bind: book)").first()!.decode(column: "n", as: Int.self)
-                #expect(holders == 1)
-                // Opposite moves at once (Ada → Ben and Ben → Ada) both succeed: no deadlock.
-                let other = try await app.makeBook("Other \(round)")
-                try await Self.play(app, parent, child: ben, book: other, [("2026-01-01T10:00:00Z", 5, false)])
-                let third = try await app.makeBook("Third \(round)")
-                try await Self.play(app, parent, child: ada, book: third, [])
-                async let there = app.send(.POST, "/api/v1/children/\(ada)/library/\(third)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
-                async let back = app.send(.POST, "/api/v1/children/\(ben)/library/\(other)/move", token: parent.token, json: #"{"to_child_id": \#(ada)}"#)
-                let both = [try await there.status, try await back.status]
-                #expect(both == [.ok, .ok])
-            }
-            // The play counts kept by triggers match the plays themselves.
-            let drift = try await app.sql.raw("""
-                SELECT count(*) AS n FROM children c WHERE c.plays_count <> (SELECT count(*) FROM plays p WHERE p.child_id = c.id)
-                """).first()!.decode(column: "n", as: Int.self)
-            #expect(drift == 0)
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben", "Cy"])
+        let (ada, ben, cy) = (parent.children[0], parent.children[1], parent.children[2])
+        for round in 0..<10 {
+            let book = try await app.makeBook("Book \(round)")
+            try await Self.play(app, parent, child: ada, book: book, [])
+            async let first = app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+            async let second = app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/move", token: parent.token, json: #"{"to_child_id": \#(cy)}"#)
+            let statuses = [try await first.status, try await second.status].sorted { $0.code < $1.code }
+            #expect(statuses == [.ok, .notFound])
+            let holders = try await app.sql.raw("SELECT count(*) AS n FROM library_entries WHERE book_id = \(bind: book)").first()!.decode(column: "n", as: Int.self)
+            #expect(holders == 1)
+            // Opposite moves at once (Ada → Ben and Ben → Ada) both succeed: no deadlock.
+            let other = try await app.makeBook("Other \(round)")
+            try await Self.play(app, parent, child: ben, book: other, [("2026-01-01T10:00:00Z", 5, false)])
+            let third = try await app.makeBook("Third \(round)")
+            try await Self.play(app, parent, child: ada, book: third, [])
+            async let there = app.send(.POST, "/api/v1/children/\(ada)/library/\(third)/move", token: parent.token, json: #"{"to_child_id": \#(ben)}"#)
+            async let back = app.send(.POST, "/api/v1/children/\(ben)/library/\(other)/move", token: parent.token, json: #"{"to_child_id": \#(ada)}"#)
+            let both = [try await there.status, try await back.status]
+            #expect(both == [.ok, .ok])
         }
+        // The play counts kept by triggers match the plays themselves.
+        let drift = try await app.sql.raw("""
+            SELECT count(*) AS n FROM children c WHERE c.plays_count <> (SELECT count(*) FROM plays p WHERE p.child_id = c.id)
+            """).first()!.decode(column: "n", as: Int.self)
+        #expect(drift == 0)
     }
 
-    @Test("bulk: 100 books with duplicates skipped and reported; a book not in the library changes nothing; categories expand")
+    @Test("bulk: 100 books with duplicates skipped and reported; a book not in the library changes nothing; categories expand", .app)
     func bulk() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben"])
-            let (ada, ben) = (parent.children[0], parent.children[1])
-            let category = try await app.makeCategory("Bedtime", slug: "bedtime")
-            var books: [Int] = []
-            for i in 0..<100 { books.append(try await app.makeBook("Book \(i)", categories: i < 30 ? [category] : [])) }
-            try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: ada), unnest(\(bind: books)::bigint[])").run()
-            try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: ben), unnest(\(bind: Array(books.prefix(10)))::bigint[])").run()
-            let body = #"{"action": "copy", "to_child_id": \#(ben), "book_ids": \#(books)}"#
-            let copied = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token, json: body)
-            #expect(copied.status == .ok, "\(copied.body.string)")
-            #expect(try copied.dataObject["affected"] as? Int == 90 && (copied.dataObject["skipped"] as? [Any])?.count == 10)
-            let stranger = try await app.makeBook("Not in the library")
-            let failing = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
-                                             json: #"{"action": "remove", "book_ids": [\#(books[0]), \#(stranger)]}"#)
-            #expect(try failing.status == .notFound && failing.json["field"] as? String == "book_ids")
-            #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 100)
-            let removed = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
-                                             json: #"{"action": "remove", "book_ids": [\#(books[0]), \#(books[1])]}"#)
-            #expect(try removed.dataObject["affected"] as? Int == 2)
-            for bad in [#"{"action": "copy", "book_ids": []}"#, #"{"action": "burn", "book_ids": [1]}"#,
-                        #"{"action": "remove", "book_ids": \#(Array(1...101))}"#] {
-                #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token, json: bad).status == .badRequest)
-            }
-            // A move: duplicates stay in the source; the rest leave it, with their plays.
-            let three = Array(books[2..<5])
-            let blocked = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
-                                             json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
-            #expect(try blocked.dataObject["affected"] as? Int == 0 && (blocked.dataObject["skipped"] as? [Any])?.count == 3)
-            _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token, json: #"{"action": "remove", "book_ids": \#(three)}"#)
-            try await Self.play(app, parent, child: ada, book: three[0], [("2026-01-01T10:00:00Z", 5, false)])
-            let moved = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
-                                           json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
-            #expect(try moved.dataObject["affected"] as? Int == 3)
-            #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 95)
-            #expect(try await app.get("/api/v1/children/\(ben)/history?book_id=\(three[0])", token: parent.token).meta["total_count"] == 1)
-            // Put them back for the category check below.
-            _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token,
-                                   json: #"{"action": "copy", "to_child_id": \#(ada), "book_ids": \#(three)}"#)
-            // A category: 30 books, 28 still missing from Ada's library after the removals.
-            let expanded = try await app.send(.POST, "/api/v1/children/\(ada)/library/categories/bedtime", token: parent.token)
-            #expect(try expanded.dataObject["added"] as? Int == 2 && expanded.dataObject["skipped"] as? Int == 28)
-            #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/categories/nope", token: parent.token).status == .notFound)
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben"])
+        let (ada, ben) = (parent.children[0], parent.children[1])
+        let category = try await app.makeCategory("Bedtime", slug: "bedtime")
+        var books: [Int] = []
+        for i in 0..<100 { books.append(try await app.makeBook("Book \(i)", categories: i < 30 ? [category] : [])) }
+        try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: ada), unnest(\(bind: books)::bigint[])").run()
+        try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: ben), unnest(\(bind: Array(books.prefix(10)))::bigint[])").run()
+        let body = #"{"action": "copy", "to_child_id": \#(ben), "book_ids": \#(books)}"#
+        let copied = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token, json: body)
+        #expect(copied.status == .ok, "\(copied.body.string)")
+        #expect(try copied.dataObject["affected"] as? Int == 90 && (copied.dataObject["skipped"] as? [Any])?.count == 10)
+        let stranger = try await app.makeBook("Not in the library")
+        let failing = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                         json: #"{"action": "remove", "book_ids": [\#(books[0]), \#(stranger)]}"#)
+        #expect(try failing.status == .notFound && failing.json["field"] as? String == "book_ids")
+        #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 100)
+        let removed = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                         json: #"{"action": "remove", "book_ids": [\#(books[0]), \#(books[1])]}"#)
+        #expect(try removed.dataObject["affected"] as? Int == 2)
+        for bad in [#"{"action": "copy", "book_ids": []}"#, #"{"action": "burn", "book_ids": [1]}"#,
+                    #"{"action": "remove", "book_ids": \#(Array(1...101))}"#] {
+            #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token, json: bad).status == .badRequest)
         }
+        // A move: duplicates stay in the source; the rest leave it, with their plays.
+        let three = Array(books[2..<5])
+        let blocked = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                         json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
+        #expect(try blocked.dataObject["affected"] as? Int == 0 && (blocked.dataObject["skipped"] as? [Any])?.count == 3)
+        _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token, json: #"{"action": "remove", "book_ids": \#(three)}"#)
+        try await Self.play(app, parent, child: ada, book: three[0], [("2026-01-01T10:00:00Z", 5, false)])
+        let moved = try await app.send(.POST, "/api/v1/children/\(ada)/library/bulk", token: parent.token,
+                                       json: #"{"action": "move", "to_child_id": \#(ben), "book_ids": \#(three)}"#)
+        #expect(try moved.dataObject["affected"] as? Int == 3)
+        #expect(try await app.get("/api/v1/children/\(ada)/library", token: parent.token).meta["total_count"] == 95)
+        #expect(try await app.get("/api/v1/children/\(ben)/history?book_id=\(three[0])", token: parent.token).meta["total_count"] == 1)
+        // Put them back for the category check below.
+        _ = try await app.send(.POST, "/api/v1/children/\(ben)/library/bulk", token: parent.token,
+                               json: #"{"action": "copy", "to_child_id": \#(ada), "book_ids": \#(three)}"#)
+        // A category: 30 books, 28 still missing from Ada's library after the removals.
+        let expanded = try await app.send(.POST, "/api/v1/children/\(ada)/library/categories/bedtime", token: parent.token)
+        #expect(try expanded.dataObject["added"] as? Int == 2 && expanded.dataObject["skipped"] as? Int == 28)
+        #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/categories/nope", token: parent.token).status == .notFound)
     }
 
-    @Test("leaving soon: rights_ends_at follows back-to-back windows; leaving_within_days filters")
+    @Test("leaving soon: rights_ends_at follows back-to-back windows; leaving_within_days filters", .app)
     func leavingSoon() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let soon = try await app.makeBook("Soon Gone", rights: .none)
-            try await app.sql.raw("""
-                INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES
-                  (\(bind: soon), now() - interval '10 days', now() + interval '3 days'),
-                  (\(bind: soon), now() + interval '3 days', now() + interval '5 days')
-                """).run()
-            let forever = try await app.makeBook("Forever")
-            for book in [soon, forever] {
-                #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
-            }
-            let all = try await app.get("/api/v1/children/\(child)/library?sort=title", token: parent.token).dataArray
-            #expect(all[0]["rights_ends_at"] is NSNull)
-            let ends = ISO8601DateFormatter().date(from: all[1]["rights_ends_at"] as? String ?? "")
-            #expect(ends.map { abs($0.timeIntervalSinceNow - 5 * 86400) < 120 } == true)
-            let within4 = try await app.get("/api/v1/children/\(child)/library?leaving_within_days=4", token: parent.token)
-            #expect(try within4.meta["total_count"] == 0, "\(within4.body.string)")
-            let within6 = try await app.get("/api/v1/children/\(child)/library?leaving_within_days=6", token: parent.token)
-            #expect(try within6.dataArray.map { $0["id"] as? Int } == [soon])
-            #expect(try await app.get("/api/v1/children/\(child)/library?leaving_within_days=0", token: parent.token).status == .badRequest)
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let soon = try await app.makeBook("Soon Gone", rights: .none)
+        try await app.sql.raw("""
+            INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES
+              (\(bind: soon), now() - interval '10 days', now() + interval '3 days'),
+              (\(bind: soon), now() + interval '3 days', now() + interval '5 days')
+            """).run()
+        let forever = try await app.makeBook("Forever")
+        for book in [soon, forever] {
+            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
         }
+        let all = try await app.get("/api/v1/children/\(child)/library?sort=title", token: parent.token).dataArray
+        #expect(all[0]["rights_ends_at"] is NSNull)
+        let ends = ISO8601DateFormatter().date(from: all[1]["rights_ends_at"] as? String ?? "")
+        #expect(ends.map { abs($0.timeIntervalSinceNow - 5 * 86400) < 120 } == true)
+        let within4 = try await app.get("/api/v1/children/\(child)/library?leaving_within_days=4", token: parent.token)
+        #expect(try within4.meta["total_count"] == 0, "\(within4.body.string)")
+        let within6 = try await app.get("/api/v1/children/\(child)/library?leaving_within_days=6", token: parent.token)
+        #expect(try within6.dataArray.map { $0["id"] as? Int } == [soon])
+        #expect(try await app.get("/api/v1/children/\(child)/library?leaving_within_days=0", token: parent.token).status == .badRequest)
     }
 
-    @Test("calendar: a Monday-first 6×7 grid of arrivals and departures; continued windows are neither; child scope; a day in full; fresh after a change")
+    @Test("calendar: a Monday-first 6×7 grid of arrivals and departures; continued windows are neither; child scope; a day in full; fresh after a change", .app)
     func calendar() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            let publisher = try await app.makePublisher("Moonlight")
-            let arriving = try await app.makeBook("Arriving Owl", publisher: publisher, rights: .none)
-            let leaving = try await app.makeBook("Leaving Bear", rights: .none)
-            let continued = try await app.makeBook("Continued Fox", rights: .none)
-            let draft = try await app.makeBook("Draft Cat", status: "draft", rights: .none)
-            try await app.sql.raw("""
-                INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES
-                  (\(bind: arriving), '2026-11-03T09:00:00Z', NULL),
-                  (\(bind: leaving), '2026-01-01T00:00:00Z', '2026-11-20T23:30:00Z'),
-                  (\(bind: continued), '2026-01-01T00:00:00Z', '2026-11-10T00:00:00Z'),
-                  (\(bind: continued), '2026-11-10T00:00:00Z', NULL),
-                  (\(bind: draft), '2026-11-03T09:00:00Z', NULL)
-                """).run()
-            let response = try await app.get("/api/v1/catalog/calendar?month=2026-11", token: parent.token)
-            #expect(response.status == .ok, "\(response.body.string)")
-            let month = try response.dataObject
-            let days = month["days"] as? [[String: Any]] ?? []
-            #expect(days.count == 42)
-            #expect(days.first?["date"] as? String == "2026-10-26" && days.first?["in_month"] as? Bool == false)   // 1 Nov 2026 is a Sunday
-            let byDate = Dictionary(uniqueKeysWithValues: days.map { ($0["date"] as! String, $0) })
-            #expect(byDate["2026-11-03"]?["arriving_count"] as? Int == 1)
-            let owl = (byDate["2026-11-03"]?["arriving"] as? [[String: Any]])?.first
-            #expect(owl?["id"] as? Int == arriving && (owl?["publisher"] as? [String: Any])?["name"] as? String == "Moonlight")
-            #expect(byDate["2026-11-20"]?["leaving_count"] as? Int == 1)
-            #expect(byDate["2026-11-10"]?["leaving_count"] as? Int == 0 && byDate["2026-11-10"]?["arriving_count"] as? Int == 0)
-            // In Tokyo the departure at 23:30 UTC is already the 21st.
-            let tokyo = try await app.get("/api/v1/catalog/calendar?month=2026-11&tz=Asia/Tokyo", token: parent.token).dataObject
-            let tokyoDays = tokyo["days"] as? [[String: Any]] ?? []
-            #expect(tokyoDays.first { $0["date"] as? String == "2026-11-21" }?["leaving_count"] as? Int == 1)
-            // Narrowed to a child's library: the bear is not in it.
-            let scoped = try await app.get("/api/v1/catalog/calendar?month=2026-11&child_id=\(child)", token: parent.token).dataObject
-            #expect((scoped["days"] as? [[String: Any]] ?? []).allSatisfy { $0["leaving_count"] as? Int == 0 })
-            let stranger = try await app.makeParent()
-            #expect(try await app.get("/api/v1/catalog/calendar?month=2026-11&child_id=\(child)", token: stranger.token).status == .notFound)
-            // One day in full, as book objects.
-            let day = try await app.get("/api/v1/catalog/calendar/2026-11-20?kind=leaving", token: parent.token)
-            #expect(try day.dataArray.map { $0["id"] as? Int } == [leaving] && day.meta["total_count"] == 1)
-            // A change is in the next answer (the month is cached per catalog version).
-            try await app.sql.raw("UPDATE rights_windows SET ends_at = '2026-11-25T12:00:00Z' WHERE book_id = \(bind: leaving)").run()
-            let changed = try await app.get("/api/v1/catalog/calendar?month=2026-11", token: parent.token).dataObject
-            let changedDays = changed["days"] as? [[String: Any]] ?? []
-            #expect(changedDays.first { $0["date"] as? String == "2026-11-25" }?["leaving_count"] as? Int == 1)
-            #expect(changedDays.first { $0["date"] as? String == "2026-11-20" }?["leaving_count"] as? Int == 0)
-            for bad in ["?month=2026-13", "?month=26-11", "?month=2026-11&tz=Nowhere"] {
-                #expect(try await app.get("/api/v1/catalog/calendar\(bad)", token: parent.token).status == .badRequest, "\(bad)")
-            }
-            #expect(try await app.get("/api/v1/catalog/calendar/2026-02-30", token: parent.token).status == .badRequest)
-            #expect(try await app.get("/api/v1/catalog/calendar?month=2026-11").status == .unauthorized)
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let publisher = try await app.makePublisher("Moonlight")
+        let arriving = try await app.makeBook("Arriving Owl", publisher: publisher, rights: .none)
+        let leaving = try await app.makeBook("Leaving Bear", rights: .none)
+        let continued = try await app.makeBook("Continued Fox", rights: .none)
+        let draft = try await app.makeBook("Draft Cat", status: "draft", rights: .none)
+        try await app.sql.raw("""
+            INSERT INTO rights_windows (book_id, starts_at, ends_at) VALUES
+              (\(bind: arriving), '2026-11-03T09:00:00Z', NULL),
+              (\(bind: leaving), '2026-01-01T00:00:00Z', '2026-11-20T23:30:00Z'),
+              (\(bind: continued), '2026-01-01T00:00:00Z', '2026-11-10T00:00:00Z'),
+              (\(bind: continued), '2026-11-10T00:00:00Z', NULL),
+              (\(bind: draft), '2026-11-03T09:00:00Z', NULL)
+            """).run()
+        let response = try await app.get("/api/v1/catalog/calendar?month=2026-11", token: parent.token)
+        #expect(response.status == .ok, "\(response.body.string)")
+        let month = try response.dataObject
+        let days = month["days"] as? [[String: Any]] ?? []
+        #expect(days.count == 42)
+        #expect(days.first?["date"] as? String == "2026-10-26" && days.first?["in_month"] as? Bool == false)   // 1 Nov 2026 is a Sunday
+        let byDate = Dictionary(uniqueKeysWithValues: days.map { ($0["date"] as! String, $0) })
+        #expect(byDate["2026-11-03"]?["arriving_count"] as? Int == 1)
+        let owl = (byDate["2026-11-03"]?["arriving"] as? [[String: Any]])?.first
+        #expect(owl?["id"] as? Int == arriving && (owl?["publisher"] as? [String: Any])?["name"] as? String == "Moonlight")
+        #expect(byDate["2026-11-20"]?["leaving_count"] as? Int == 1)
+        #expect(byDate["2026-11-10"]?["leaving_count"] as? Int == 0 && byDate["2026-11-10"]?["arriving_count"] as? Int == 0)
+        // In Tokyo the departure at 23:30 UTC is already the 21st.
+        let tokyo = try await app.get("/api/v1/catalog/calendar?month=2026-11&tz=Asia/Tokyo", token: parent.token).dataObject
+        let tokyoDays = tokyo["days"] as? [[String: Any]] ?? []
+        #expect(tokyoDays.first { $0["date"] as? String == "2026-11-21" }?["leaving_count"] as? Int == 1)
+        // Narrowed to a child's library: the bear is not in it.
+        let scoped = try await app.get("/api/v1/catalog/calendar?month=2026-11&child_id=\(child)", token: parent.token).dataObject
+        #expect((scoped["days"] as? [[String: Any]] ?? []).allSatisfy { $0["leaving_count"] as? Int == 0 })
+        let stranger = try await app.makeParent()
+        #expect(try await app.get("/api/v1/catalog/calendar?month=2026-11&child_id=\(child)", token: stranger.token).status == .notFound)
+        // One day in full, as book objects.
+        let day = try await app.get("/api/v1/catalog/calendar/2026-11-20?kind=leaving", token: parent.token)
+        #expect(try day.dataArray.map { $0["id"] as? Int } == [leaving] && day.meta["total_count"] == 1)
+        // A change is in the next answer (the month is cached per catalog version).
+        try await app.sql.raw("UPDATE rights_windows SET ends_at = '2026-11-25T12:00:00Z' WHERE book_id = \(bind: leaving)").run()
+        let changed = try await app.get("/api/v1/catalog/calendar?month=2026-11", token: parent.token).dataObject
+        let changedDays = changed["days"] as? [[String: Any]] ?? []
+        #expect(changedDays.first { $0["date"] as? String == "2026-11-25" }?["leaving_count"] as? Int == 1)
+        #expect(changedDays.first { $0["date"] as? String == "2026-11-20" }?["leaving_count"] as? Int == 0)
+        for bad in ["?month=2026-13", "?month=26-11", "?month=2026-11&tz=Nowhere"] {
+            #expect(try await app.get("/api/v1/catalog/calendar\(bad)", token: parent.token).status == .badRequest, "\(bad)")
         }
+        #expect(try await app.get("/api/v1/catalog/calendar/2026-02-30", token: parent.token).status == .badRequest)
+        #expect(try await app.get("/api/v1/catalog/calendar?month=2026-11").status == .unauthorized)
     }
 
-    @Test("the console's book page shows the plays of the last 30 days and how many libraries hold the book")
+    @Test("the console's book page shows the plays of the last 30 days and how many libraries hold the book", .app)
     func consoleBookPage() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben"])
-            let owl = try await app.makeBook("Owl Moon")
-            let recent = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86400))
-            try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent, 10, false), (recent, 20, false), ("2025-01-01T00:00:00Z", 5, false)])
-            try await Self.play(app, parent, child: parent.children[1], book: owl, [])
-            let page = try await app.console(role: .viewer).get("/admin/books/\(owl)").html
-            #expect(page.contains("<dt>Plays, last 30 days</dt><dd>2</dd>"))
-            #expect(page.contains("<dt>In children&#39;s libraries</dt><dd>2</dd>") || page.contains("<dt>In children's libraries</dt><dd>2</dd>"))
-        }
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben"])
+        let owl = try await app.makeBook("Owl Moon")
+        let recent = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86400))
+        try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent, 10, false), (recent, 20, false), ("2025-01-01T00:00:00Z", 5, false)])
+        try await Self.play(app, parent, child: parent.children[1], book: owl, [])
+        let page = try await app.console(role: .viewer).get("/admin/books/\(owl)").html
+        #expect(page.contains("<dt>Plays, last 30 days</dt><dd>2</dd>"))
+        #expect(page.contains("<dt>In children&#39;s libraries</dt><dd>2</dd>") || page.contains("<dt>In children's libraries</dt><dd>2</dd>"))
     }
 
-    @Test("export of 100,000 plays: every event, in both formats")
+    @Test("export of 100,000 plays: every event, in both formats", .app)
     func largeExport() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent()
-            let child = parent.children[0]
-            var books: [Int] = []
-            for i in 0..<50 { books.append(try await app.makeBook("Book \(i)")) }
-            try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: child), unnest(\(bind: books)::bigint[])").run()
-            try await app.sql.raw("""
-                INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
-                SELECT \(bind: child), (\(bind: books)::bigint[])[1 + g % 50], g % 600, g % 7 = 0, now() - g * interval '1 minute'
-                  FROM generate_series(1, 100000) g
-                """).run()
-            let csv = try await app.get("/api/v1/children/\(child)/history/export?format=csv", token: parent.token)
-            #expect(csv.status == .ok)
-            var lines = 0
-            for byte in csv.body.readableBytesView where byte == UInt8(ascii: "\n") { lines += 1 }
-            #expect(lines == 100_001)
-            let json = try await app.get("/api/v1/children/\(child)/history/export", token: parent.token)
-            let groups = try json.dataArray
-            #expect(groups.count == 50)
-            #expect(groups.reduce(0) { $0 + (($1["events"] as? [Any])?.count ?? 0) } == 100_000)
-            #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 100_000)
-        }
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        var books: [Int] = []
+        for i in 0..<50 { books.append(try await app.makeBook("Book \(i)")) }
+        try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: child), unnest(\(bind: books)::bigint[])").run()
+        try await app.sql.raw("""
+            INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+            SELECT \(bind: child), (\(bind: books)::bigint[])[1 + g % 50], g % 600, g % 7 = 0, now() - g * interval '1 minute'
+              FROM generate_series(1, 100000) g
+            """).run()
+        let csv = try await app.get("/api/v1/children/\(child)/history/export?format=csv", token: parent.token)
+        #expect(csv.status == .ok)
+        var lines = 0
+        for byte in csv.body.readableBytesView where byte == UInt8(ascii: "\n") { lines += 1 }
+        #expect(lines == 100_001)
+        let json = try await app.get("/api/v1/children/\(child)/history/export", token: parent.token)
+        let groups = try json.dataArray
+        #expect(groups.count == 50)
+        #expect(groups.reduce(0) { $0 + (($1["events"] as? [Any])?.count ?? 0) } == 100_000)
+        #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 100_000)
     }
 
-    @Test("the console's Most played report: by plays or minutes, narrowed by category and publisher, as CSV")
+    @Test("the console's Most played report: by plays or minutes, narrowed by category and publisher, as CSV", .app)
     func mostPlayedReport() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada", "Ben"])
-            let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
-            let moonlight = try await app.makePublisher("Moonlight")
-            let owl = try await app.makeBook("Owl Moon", publisher: moonlight, categories: [bedtime])
-            let bear = try await app.makeBook("Bear Hunt")
-            let recent = { (hours: Double) in ISO8601DateFormatter().string(from: Date().addingTimeInterval(-hours * 3600)) }
-            // Owl: three short plays by two children; Bear: one long play.
-            try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent(5), 60, false), (recent(4), 120, false)])
-            try await Self.play(app, parent, child: parent.children[1], book: owl, [(recent(3), 60, false)])
-            try await Self.play(app, parent, child: parent.children[0], book: bear, [(recent(2), 900, true), ("2024-01-01T00:00:00Z", 9000, false)])
-            let client = try await app.console(role: .viewer)
-            let byPlays = try await client.get("/admin/reports/plays").html
-            #expect(byPlays.contains("Most played"))
-            let owlAt = byPlays.range(of: "Owl Moon")?.lowerBound, bearAt = byPlays.range(of: "Bear Hunt")?.lowerBound
-            #expect(owlAt != nil && bearAt != nil && owlAt! < bearAt!)
-            let byMinutes = try await client.get("/admin/reports/plays?order=minutes").html
-            let owlM = byMinutes.range(of: "Owl Moon")?.lowerBound, bearM = byMinutes.range(of: "Bear Hunt")?.lowerBound
-            #expect(owlM != nil && bearM != nil && bearM! < owlM!)
-            #expect(!(try await client.get("/admin/reports/plays?category=\(bedtime)")).html.contains("Bear Hunt"))
-            #expect(!(try await client.get("/admin/reports/plays?publisher=\(moonlight)")).html.contains("Bear Hunt"))
-            let csv = try await client.get("/admin/reports/plays.csv?order=minutes")
-            let lines = csv.html.split(separator: "\r\n").map(String.init)
-            // Owl: 60 + (120 − 60) for Ada, 60 for Ben = 3 minutes; Bear: 900 s = 15 (the 2024 play is outside the period).
-            #expect(lines == ["rank,book_id,title,publisher,plays,children,minutes", "1,\(bear),Bear Hunt,,1,1,15", "2,\(owl),Owl Moon,Moonlight,3,2,3"])
-            #expect(try await ConsoleClient(app).get("/admin/reports/plays").status != .ok)   // signed out
-        }
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada", "Ben"])
+        let bedtime = try await app.makeCategory("Bedtime", slug: "bedtime")
+        let moonlight = try await app.makePublisher("Moonlight")
+        let owl = try await app.makeBook("Owl Moon", publisher: moonlight, categories: [bedtime])
+        let bear = try await app.makeBook("Bear Hunt")
+        let recent = { (hours: Double) in ISO8601DateFormatter().string(from: Date().addingTimeInterval(-hours * 3600)) }
+        // Owl: three short plays by two children; Bear: one long play.
+        try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent(5), 60, false), (recent(4), 120, false)])
+        try await Self.play(app, parent, child: parent.children[1], book: owl, [(recent(3), 60, false)])
+        try await Self.play(app, parent, child: parent.children[0], book: bear, [(recent(2), 900, true), ("2024-01-01T00:00:00Z", 9000, false)])
+        let client = try await app.console(role: .viewer)
+        let byPlays = try await client.get("/admin/reports/plays").html
+        #expect(byPlays.contains("Most played"))
+        let owlAt = byPlays.range(of: "Owl Moon")?.lowerBound, bearAt = byPlays.range(of: "Bear Hunt")?.lowerBound
+        #expect(owlAt != nil && bearAt != nil && owlAt! < bearAt!)
+        let byMinutes = try await client.get("/admin/reports/plays?order=minutes").html
+        let owlM = byMinutes.range(of: "Owl Moon")?.lowerBound, bearM = byMinutes.range(of: "Bear Hunt")?.lowerBound
+        #expect(owlM != nil && bearM != nil && bearM! < owlM!)
+        #expect(!(try await client.get("/admin/reports/plays?category=\(bedtime)")).html.contains("Bear Hunt"))
+        #expect(!(try await client.get("/admin/reports/plays?publisher=\(moonlight)")).html.contains("Bear Hunt"))
+        let csv = try await client.get("/admin/reports/plays.csv?order=minutes")
+        let lines = csv.html.split(separator: "\r\n").map(String.init)
+        // Owl: 60 + (120 − 60) for Ada, 60 for Ben = 3 minutes; Bear: 900 s = 15 (the 2024 play is outside the period).
+        #expect(lines == ["rank,book_id,title,publisher,plays,children,minutes", "1,\(bear),Bear Hunt,,1,1,15", "2,\(owl),Owl Moon,Moonlight,3,2,3"])
+        #expect(try await ConsoleClient(app).get("/admin/reports/plays").status != .ok)   // signed out
     }
 
-    @Test("answers kept per child change with the child's plays and library, the catalog, the day and the rights clock")
+    @Test("answers kept per child change with the child's plays and library, the catalog, the day and the rights clock", .app)
     func keptAnswers() async throws {
-        try await withApp { app in
-            let parent = try await app.makeParent(children: ["Ada"])
-            let ada = parent.children[0]
-            let owl = try await app.makeBook("Owl Moon", duration: 600)
-            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 300, false)])
-            let paths = ["history", "continue", "library", "stats"].map { "/api/v1/children/\(ada)/\($0)" }
-            for path in paths { #expect(try await app.get(path, token: parent.token).status == .ok) }   // kept now
-            for path in paths {   // a kept answer costs the one statement that reads the child's state
-                #expect(try await app.countQueries { _ = try await app.get(path, token: parent.token) } == 1, "\(path)")
-            }
-            let title = { (path: String) async throws -> String? in
-                let data = try await app.get(path, token: parent.token).dataArray.first
-                return (data?["book"] as? [String: Any])?["title"] as? String ?? data?["title"] as? String
-            }
-            // A catalog change (a title, by SQL as another instance would) is seen at once.
-            try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: owl)").run()
-            for path in paths.prefix(3) { #expect(try await title(path) == "Owl Night", "\(path)") }
-            // A play (the child's activity) is seen at once: continue empties, history and stats grow.
-            try await Self.play(app, parent, child: ada, book: owl, [("2026-01-02T10:00:00Z", 600, true)])
-            #expect(try await app.get(paths[0], token: parent.token).meta["total_count"] == 2)
-            #expect(try await app.get(paths[1], token: parent.token).meta["total_count"] == 0)
-            #expect(try await app.get(paths[3], token: parent.token).json["data"].flatMap { ($0 as? [String: Any])?["plays"] as? Int } == 2)
-            // Rights that end with no commit at all: the kept library page stops at that instant.
-            try await app.sql.raw("UPDATE rights_windows SET ends_at = now() + interval '1500 milliseconds' WHERE book_id = \(bind: owl)").run()
-            let available = { () async throws -> Bool? in
-                try await app.get(paths[2], token: parent.token).dataArray.first?["rights_available"] as? Bool
-            }
-            #expect(try await available() == true)
-            #expect(try await available() == true)       // from the kept answer
-            try await Task.sleep(for: .milliseconds(1700))
-            #expect(try await available() == false)
-            // A kept answer is never another parent's.
-            let stranger = try await app.makeParent()
-            for path in paths { #expect(try await app.get(path, token: stranger.token).status == .notFound) }
+        let app = try app()
+        let parent = try await app.makeParent(children: ["Ada"])
+        let ada = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon", duration: 600)
+        try await Self.play(app, parent, child: ada, book: owl, [("2026-01-01T10:00:00Z", 300, false)])
+        let paths = ["history", "continue", "library", "stats"].map { "/api/v1/children/\(ada)/\($0)" }
+        for path in paths { #expect(try await app.get(path, token: parent.token).status == .ok) }   // kept now
+        for path in paths {   // a kept answer costs the one statement that reads the child's state
+            #expect(try await app.countQueries { _ = try await app.get(path, token: parent.token) } == 1, "\(path)")
         }
+        let title = { (path: String) async throws -> String? in
+            let data = try await app.get(path, token: parent.token).dataArray.first
+            return (data?["book"] as? [String: Any])?["title"] as? String ?? data?["title"] as? String
+        }
+        // A catalog change (a title, by SQL as another instance would) is seen at once.
+        try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: owl)").run()
+        for path in paths.prefix(3) { #expect(try await title(path) == "Owl Night", "\(path)") }
+        // A play (the child's activity) is seen at once: continue empties, history and stats grow.
+        try await Self.play(app, parent, child: ada, book: owl, [("2026-01-02T10:00:00Z", 600, true)])
+        #expect(try await app.get(paths[0], token: parent.token).meta["total_count"] == 2)
+        #expect(try await app.get(paths[1], token: parent.token).meta["total_count"] == 0)
+        #expect(try await app.get(paths[3], token: parent.token).json["data"].flatMap { ($0 as? [String: Any])?["plays"] as? Int } == 2)
+        // Rights that end with no commit at all: the kept library page stops at that instant.
+        try await app.sql.raw("UPDATE rights_windows SET ends_at = now() + interval '1500 milliseconds' WHERE book_id = \(bind: owl)").run()
+        let available = { () async throws -> Bool? in
+            try await app.get(paths[2], token: parent.token).dataArray.first?["rights_available"] as? Bool
+        }
+        #expect(try await available() == true)
+        #expect(try await available() == true)       // from the kept answer
+        try await Task.sleep(for: .milliseconds(1700))
+        #expect(try await available() == false)
+        // A kept answer is never another parent's.
+        let stranger = try await app.makeParent()
+        for path in paths { #expect(try await app.get(path, token: stranger.token).status == .notFound) }
     }
 }

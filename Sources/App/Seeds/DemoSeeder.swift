@@ -59,7 +59,7 @@ struct DemoSeeder: Sendable {
         progress("  demo catalog of \(books) books ready in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         return .seeded(credentials: """
             Demo accounts:
-              console  http://127.0.0.1:8080/admin/login   admin@storytime.test / \(staffPassword)
+              console  http://127.0.0.1:8080\(AdminPath.login)   admin@storytime.test / \(staffPassword)
                        (editor@storytime.test and viewer@storytime.test share that password)
               parent   POST /api/v1/auth/token               parent1@storytime.test / \(parentPassword)
 

@@ -25,7 +25,7 @@ final class CatalogEngine: @unchecked Sendable {
     /// Answers already computed at the index's current version (exact: an answer depends only on
     /// the index, never on the clock; rights availability is rendered per request). Popular
     /// searches — many parents typing the same first letters — cost one computation per version.
-    private let memo = NIOLockedValueBox(AnswerMemo())
+    let memo = NIOLockedValueBox(AnswerMemo())
     struct AnswerMemo {
         static let limit = 4096
         var version = -1
@@ -153,45 +153,6 @@ final class CatalogEngine: @unchecked Sendable {
             let page = parameters.page
             out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
             return (ByteBuffer(bytes: out), answer.total)
-        }
-    }
-
-    /// The memo's answer for `key` at `version`, computing and keeping it when absent.
-    private func memoized(_ key: String, words: [String], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
-        let known = memo.withLockedValue { $0.version == version ? $0.answers[key]?.answer : nil }
-        if let known { return known }
-        let answer = compute()
-        memo.withLockedValue { memo in
-            if memo.version != version {
-                guard version > memo.version else { return }
-                memo.version = version
-                memo.answers.removeAll(keepingCapacity: true)
-            }
-            if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
-            memo.answers[key] = (answer, words)
-        }
-        return answer
-    }
-
-    /// Moves the memo from `from` to `to` (under the index's write lock), keeping the answers the
-    /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
-    private func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
-        memo.withLockedValue { memo in
-            guard memo.version == from, let carry else {
-                memo.answers.removeAll(keepingCapacity: true)
-                memo.version = to
-                return
-            }
-            var verdicts: [String: Bool] = [:]
-            memo.answers = memo.answers.filter { _, entry in
-                !entry.words.isEmpty && !entry.words.contains { word in
-                    if let known = verdicts[word] { return known }
-                    let verdict = carry.mayMatch(word)
-                    verdicts[word] = verdict
-                    return verdict
-                }
-            }
-            memo.version = to
         }
     }
 

@@ -1,0 +1,43 @@
+import Core
+import Foundation
+
+extension CatalogEngine {
+    /// The memo's answer for `key` at `version`, computing and keeping it when absent.
+    func memoized(_ key: String, words: [String], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+        let known = memo.withLockedValue { $0.version == version ? $0.answers[key]?.answer : nil }
+        if let known { return known }
+        let answer = compute()
+        memo.withLockedValue { memo in
+            if memo.version != version {
+                guard version > memo.version else { return }
+                memo.version = version
+                memo.answers.removeAll(keepingCapacity: true)
+            }
+            if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
+            memo.answers[key] = (answer, words)
+        }
+        return answer
+    }
+
+    /// Moves the memo from `from` to `to` (under the index's write lock), keeping the answers the
+    /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
+    func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
+        memo.withLockedValue { memo in
+            guard memo.version == from, let carry else {
+                memo.answers.removeAll(keepingCapacity: true)
+                memo.version = to
+                return
+            }
+            var verdicts: [String: Bool] = [:]
+            memo.answers = memo.answers.filter { _, entry in
+                !entry.words.isEmpty && !entry.words.contains { word in
+                    if let known = verdicts[word] { return known }
+                    let verdict = carry.mayMatch(word)
+                    verdicts[word] = verdict
+                    return verdict
+                }
+            }
+            memo.version = to
+        }
+    }
+}
