@@ -4,6 +4,8 @@ import Vapor
 /// Everything the app reads from its environment, read once at start-up.
 struct Settings: Sendable {
     var databaseURL: String
+    /// A streaming replica for the parent catalog's reads (`DATABASE_READ_URL`; see `Request.catalogSQL`).
+    var databaseReadURL: String? = nil
     var jwtSecret: String
     var sessionSecret: String
     /// Connections per event loop; the app's pool is this × the number of cores.
@@ -70,6 +72,7 @@ struct Settings: Sendable {
         }
         return Settings(
             databaseURL: values["DATABASE_URL"]!,
+            databaseReadURL: values["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 },
             jwtSecret: values["JWT_SECRET"]!,
             sessionSecret: values["SESSION_SECRET"]!,
             databasePoolPerLoop: try integer("DATABASE_POOL_PER_LOOP", default: 8, range: 1...100),

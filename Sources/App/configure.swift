@@ -17,6 +17,14 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
         .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
                   connectionPoolTimeout: .seconds(5), sqlLogLevel: .debug),
         as: .psql)
+    if let readURL = settings.databaseReadURL {
+        var replica = try SQLPostgresConfiguration(url: readURL)
+        replica.coreConfiguration.options.connectTimeout = .seconds(3)
+        app.databases.use(
+            .postgres(configuration: replica, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
+                      connectionPoolTimeout: .seconds(2), sqlLogLevel: .debug),
+            as: .psqlRead, isDefault: false)
+    }
 
     await app.jwt.keys.add(hmac: HMACKey(from: settings.jwtSecret), digestAlgorithm: .sha256)
     app.passwords.use(.bcrypt(cost: settings.bcryptCost))

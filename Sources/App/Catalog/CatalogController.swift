@@ -63,7 +63,8 @@ struct CatalogController: RouteCollection {
         let cache = req.application.catalogCache
         let key = "books\u{1}" + parameters.cacheKey
         if scope == nil, let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
-        let result = try await list(parameters, scope: scope, maxTermID: maxTermID, req: req)
+        let result = try await list(parameters, scope: scope, maxTermID: maxTermID, req: req,
+                                    sql: await req.catalogSQL(atLeast: generation.version))
         let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
                                                                   totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
         let entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
@@ -74,12 +75,14 @@ struct CatalogController: RouteCollection {
     /// The count and the page for `parameters`, the search expanded with typo alternatives.
     /// Searches count and page in one statement; plain lists use the partial indexes for the
     /// page and skip it past the end.
-    static func list(_ parameters: CatalogParameters, scope: CatalogScope? = nil, maxTermID: Int, req: Request) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
-        let queries = CatalogQueries(sql: req.sql, scope: scope)
+    static func list(_ parameters: CatalogParameters, scope: CatalogScope? = nil, maxTermID: Int, req: Request,
+                     sql: (any SQLDatabase)? = nil) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
+        let sql = sql ?? req.sql
+        let queries = CatalogQueries(sql: sql, scope: scope)
         if !parameters.words.isEmpty {
             var lexicon = TypoVocabulary()
             if parameters.words.contains(where: { $0.count >= SearchText.typoMinLength }) {
-                lexicon = try await req.application.catalogCache.lexicon(upTo: maxTermID, on: req.sql)
+                lexicon = try await req.application.catalogCache.lexicon(upTo: maxTermID, on: sql)
             }
             let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + lexicon.alternatives(for: $0) })
             let result = try await queries.searchPage(parameters, search: search)
@@ -132,7 +135,8 @@ struct CatalogController: RouteCollection {
         let cache = req.application.catalogCache
         let key = "book\u{1}\(id)"
         if scope == nil, let hit = cache.entry(key, in: generation) { return hit.body }
-        guard let book = try await CatalogQueries(sql: req.sql, scope: scope).book(id: id) else { throw Problem.notFound("No such book.") }
+        let sql = await req.catalogSQL(atLeast: generation.version)
+        guard let book = try await CatalogQueries(sql: sql, scope: scope).book(id: id) else { throw Problem.notFound("No such book.") }
         let entry = CatalogCache.Entry(body: try encode(ItemDTO(data: book)), totalCount: 1, etag: nil)
         if scope == nil { cache.store(entry, for: key, in: generation) }
         return entry.body
@@ -171,7 +175,7 @@ struct CatalogController: RouteCollection {
     }
 
     private static func loadCategories(generation: CatalogCache.Generation, req: Request) async throws -> CatalogCache.Entry {
-        let rows = try await req.sql.raw("""
+        let rows = try await req.catalogSQL(atLeast: generation.version).raw("""
             SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
             """).all()
         let categories = try rows.map {

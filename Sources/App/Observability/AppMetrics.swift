@@ -53,6 +53,12 @@ final class AppMetrics: Sendable {
 
     func deltaApplied() { deltas.increment() }
 
+    /// A parent catalog read on the SQL path, from the replica or the primary (`Request.catalogSQL`).
+    func catalogRead(from database: String) {
+        registry.makeCounter(descriptor: Self.metric("storytime_catalog_sql_reads_total", "Parent catalog reads on the SQL path, by the database that answered"),
+                             labels: [("database", database)]).increment()
+    }
+
     /// Figures read at scrape time.
     func refresh(_ app: Application) {
         let engine = app.catalogEngine
