@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEMO_BOOKS ?= 2000
 PORT ?= 8080
 
-.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak psql clean
+.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak cluster psql clean
 
 run: deps build
 	@scripts/run.sh
@@ -32,6 +32,10 @@ db-reset: db-up
 
 migrate: db-up build
 	DATABASE_URL=$${DATABASE_URL:-$$(scripts/db.sh url storytime)} .build/debug/App migrate
+
+# Two instances behind nginx on one port, a streaming read replica (scripts/cluster.sh; not needed by make run).
+cluster: deps
+	@scripts/cluster.sh
 
 psql: db-up
 	@scripts/db.sh psql -d storytime
