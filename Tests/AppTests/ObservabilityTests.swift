@@ -65,6 +65,9 @@ struct ObservabilityTests {
             #expect(Self.sample(body, #"storytime_login_failures_total{kind="parent"}"#) == 1)
             #expect(Self.sample(body, "storytime_catalog_engine_version") == Double(app.catalogEngine.currentVersion))
             #expect(Self.sample(body, #"storytime_catalog_engine_state{state="ready"}"#) == 1)
+            // The pool as PostgreSQL sees it: at least the scrape's own connection, never above the limit.
+            let open = (Self.sample(body, #"storytime_db_pool_connections{state="idle"}"#) ?? 0) + (Self.sample(body, #"storytime_db_pool_connections{state="busy"}"#) ?? 0)
+            #expect(open >= 1 && open <= Self.sample(body, "storytime_db_pool_max_connections") ?? 0)
             let deltas = Self.sample(body, "storytime_catalog_engine_deltas_applied_total") ?? -1
             // A commit, then a request: the engine applies one delta.
             try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: book)").run()

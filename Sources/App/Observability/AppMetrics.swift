@@ -15,6 +15,28 @@ final class AppMetrics: Sendable {
                                               .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                               .seconds(2.5), .seconds(5), .seconds(10)]
 
+    /// This process's connections in `pg_stat_activity` (`application_name`).
+    static let applicationName = "storytime-\(ProcessInfo.processInfo.processIdentifier)"
+
+    /// The database pool as PostgreSQL sees it: this instance's connections, busy and idle, beside
+    /// the most the pool may open. Read at scrape time; skipped while the database is away.
+    func refreshPool(_ req: Request) async {
+        let limit = req.application.settings.databasePoolPerLoop * req.application.eventLoopGroup.makeIterator().reduce(0) { n, _ in n + 1 }
+        registry.makeGauge(descriptor: Self.metric("storytime_db_pool_max_connections", "Connections the app's pool may open (per event loop × loops)"))
+            .set(Double(limit))
+        guard let row = try? await req.sql.raw("""
+            SELECT count(*) FILTER (WHERE state = 'active' AND pid <> pg_backend_pid()) AS busy,
+                   count(*) FILTER (WHERE state <> 'active' OR pid = pg_backend_pid()) AS idle
+              FROM pg_stat_activity WHERE application_name = \(bind: Self.applicationName)
+            """).first() else { return }
+        for state in ["busy", "idle"] {
+            if let n = try? row.decode(column: state, as: Int.self) {
+                registry.makeGauge(descriptor: Self.metric("storytime_db_pool_connections", "This instance's open database connections, by state (PostgreSQL's view)"),
+                                   labels: [("state", state)]).set(Double(n))
+            }
+        }
+    }
+
     /// A metric's full name (already with its unit suffix) and help text.
     static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
@@ -92,10 +114,11 @@ struct MetricsController: RouteCollection {
     }
 
     @Sendable
-    func metrics(req: Request) throws -> Response {
+    func metrics(req: Request) async throws -> Response {
         guard Self.allowed(req) else { throw Abort(.notFound) }
         let metrics = req.application.metrics
         metrics.refresh(req.application)
+        await metrics.refreshPool(req)
         var body: [UInt8] = []
         metrics.registry.emit(into: &body)
         return Response(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
