@@ -41,18 +41,22 @@ struct AuditController: RouteCollection {
         let table = (try? query.value("table")).flatMap { $0.flatMap { Self.tables.contains($0) ? $0 : nil } }
         let record = (try? query.integer("record", in: 1...Int(Int64.max), what: "")) ?? nil
         let page = ((try? query.integer("page", in: 1...100_000, what: "")) ?? nil) ?? 1
-        var conditions: [SQLQueryString] = ["true"]
+        var conditions: [SQLQueryString] = []
         let visibleTables = try req.staff.isAdmin ? Self.tables : Self.tables.filter { !Self.adminOnlyTables.contains($0) }
         if visibleTables.count < Self.tables.count { conditions.append("a.table_name = ANY(\(bind: visibleTables))") }
         if let staffID { conditions.append("a.staff_user_id = \(bind: staffID)") }
         if let table { conditions.append("a.table_name = \(bind: table)") }
         if let record { conditions.append("a.record_id = \(bind: record)") }
-        let rows = try await req.sql.raw("""
-            SELECT a.id, to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC' AS at, a.staff_email, a.action,
-                   a.table_name, a.record_id, a.before::text AS before, a.after::text AS after
-              FROM audit_log a WHERE \(conditions.joined(separator: " AND "))
-             ORDER BY a.created_at DESC, a.id DESC LIMIT \(bind: Self.perPage + 1) OFFSET \(bind: (page - 1) * Self.perPage)
-            """).all()
+        let select = req.sql.select()
+            .column(SQLColumn("id", table: "a"))
+            .column(SQLAlias(SQLQueryString("to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"), as: SQLIdentifier("at")))
+            .columns(["staff_email", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
+            .column(SQLAlias(SQLQueryString("a.before::text"), as: SQLIdentifier("before")))
+            .column(SQLAlias(SQLQueryString("a.after::text"), as: SQLIdentifier("after")))
+            .from(SQLAlias(SQLIdentifier("audit_log"), as: SQLIdentifier("a")))
+        for condition in conditions { select.where(condition) }
+        let rows = try await select.orderBy(SQLColumn("created_at", table: "a"), SQLDirection.descending).orderBy(SQLColumn("id", table: "a"), SQLDirection.descending)
+            .limit(Self.perPage + 1).offset((page - 1) * Self.perPage).all()
         let entries = try rows.prefix(Self.perPage).map { row -> Entry in
             let table = try row.decode(column: "table_name", as: String.self)
             let id = try row.decode(column: "record_id", as: Int?.self)

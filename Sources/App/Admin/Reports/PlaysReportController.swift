@@ -56,11 +56,12 @@ struct PlaysReportController: RouteCollection {
     }
 
     static func rows(_ filter: Filter, on sql: any SQLDatabase) async throws -> [Row] {
-        var scope: SQLQueryString = "true"
+        var conditions: [SQLQueryString] = []
         if let category = filter.category {
-            scope += " AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = \(bind: category))"
+            conditions.append("EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = \(bind: category))")
         }
-        if let publisher = filter.publisher { scope += " AND b.publisher_id = \(bind: publisher)" }
+        if let publisher = filter.publisher { conditions.append("b.publisher_id = \(bind: publisher)") }
+        let scope: SQLQueryString = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let rows = try await sql.raw("""
             WITH watched AS (
                 SELECT p.book_id, p.child_id,
@@ -73,7 +74,7 @@ struct PlaysReportController: RouteCollection {
             SELECT b.id, b.title, COALESCE(pb.name, '') AS publisher, count(*) AS plays,
                    count(DISTINCT w.child_id) AS children, sum(w.seconds) / 60 AS minutes
               FROM watched w JOIN books b ON b.id = w.book_id LEFT JOIN publishers pb ON pb.id = b.publisher_id
-             WHERE \(scope)
+             \(scope)
              GROUP BY b.id, b.title, pb.name
              ORDER BY \(filter.order == "minutes" ? "minutes DESC, plays DESC" : "plays DESC, minutes DESC" as SQLFragment), b.id
              LIMIT \(bind: limit)
