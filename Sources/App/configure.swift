@@ -58,6 +58,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     // Shared state is created here, before requests run concurrently.
     _ = app.queryCounter
     _ = app.catalogCache
+    _ = app.dashboardAttention
     _ = app.metrics
     _ = app.verifiedTokens
     _ = app.childStates

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
@@ -9,11 +10,11 @@ struct DashboardController: RouteCollection {
     }
 
     struct Count: Encodable { let label: String; let value: String; let href: String }
-    struct Item: Codable { let title: String; let href: String; let detail: String }
+    struct Item: Encodable, Sendable { let title: String; let href: String; let detail: String }
 
     /// The expensive part (anti-joins over the whole catalog), kept per catalog version for at
     /// most a minute.
-    struct Attention: Codable {
+    struct Attention: Sendable {
         let noVideo: [Item]
         let noVideoCount: String
         let noCategory: [Item]
@@ -85,13 +86,9 @@ struct DashboardController: RouteCollection {
     }
 
     private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Attention {
-        let cache = req.application.catalogCache
-        let (generation, _) = try await cache.current(for: req)
-        if let hit = cache.entry("dashboard-problems", in: generation),
-           let problems = try? JSONDecoder().decode(Attention.self, from: hit.body),
-           Date().timeIntervalSince(problems.computedAt) < 60 {
-            return problems
-        }
+        let version = try await req.application.catalogCache.current(for: req).generation.version
+        let kept = req.application.dashboardAttention
+        if let known = kept.attention(at: version) { return known }
         let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
         // Books without a category are kept in their own table (`migrations/0014`).
         let noCategoryCondition: SQLQueryString = "b.status = 'active' AND b.id IN (SELECT u.book_id FROM uncategorized_books u)"
@@ -107,8 +104,34 @@ struct DashboardController: RouteCollection {
         let problems = Attention(noVideo: noVideo, noVideoCount: Self.capped(try counts.decode(column: "no_video", as: Int.self)),
                                 noCategory: noCategory, noCategoryCount: Self.capped(try counts.decode(column: "no_category", as: Int.self)),
                                 computedAt: Date())
-        cache.store(CatalogCache.Entry(body: ByteBuffer(data: try JSONEncoder().encode(problems)), totalCount: 0, etag: nil),
-                    for: "dashboard-problems", in: generation)
+        kept.keep(problems, at: version)
         return problems
+    }
+}
+
+/// The dashboard's "needs attention" panels, kept for a minute at one catalog version — in a store
+/// of their own, not the catalog's response cache.
+final class DashboardAttention: Sendable {
+    private let kept = NIOLockedValueBox<(attention: DashboardController.Attention, version: Int)?>(nil)
+
+    func attention(at version: Int) -> DashboardController.Attention? {
+        kept.withLockedValue { kept in
+            guard let kept, kept.version == version, Date().timeIntervalSince(kept.attention.computedAt) < 60 else { return nil }
+            return kept.attention
+        }
+    }
+
+    func keep(_ attention: DashboardController.Attention, at version: Int) {
+        kept.withLockedValue { $0 = (attention, version) }
+    }
+}
+
+extension Application {
+    private struct DashboardAttentionKey: StorageKey { typealias Value = DashboardAttention }
+    var dashboardAttention: DashboardAttention {
+        if let kept = storage[DashboardAttentionKey.self] { return kept }
+        let kept = DashboardAttention()
+        storage[DashboardAttentionKey.self] = kept
+        return kept
     }
 }
