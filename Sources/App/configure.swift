@@ -14,7 +14,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
     postgres.coreConfiguration.options.connectTimeout = .seconds(3)
     // Names this instance's connections, so /metrics can report its pool as PostgreSQL sees it.
-    postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", AppMetrics.applicationName)]
+    postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", app.metrics.applicationName)]
     app.databases.use(
         .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
                   connectionPoolTimeout: .seconds(5), sqlLogLevel: .debug),

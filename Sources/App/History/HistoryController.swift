@@ -39,14 +39,16 @@ struct HistoryController: RouteCollection {
                 : try await req.sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
             var items: [ItemDTO] = []
             if page.offset < total {
-                // The page's plays first; then, for those only, the book and whether it is a rewatch
-                // (the child had completed the book in an earlier play: one probe of a partial index).
+                // The page's play ids first, from the history index alone however deep the page
+                // (a late row lookup); then, for those only, the play, its book and whether it is a
+                // rewatch (the child had completed the book in an earlier play: one index probe).
                 let rows = try await req.sql.raw("""
                     SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
                            EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
                                       AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
-                      FROM (SELECT p.* FROM plays p WHERE \(condition)
-                             ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) p
+                      FROM (SELECT p.id FROM plays p WHERE \(condition)
+                             ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) page
+                      JOIN plays p ON p.id = page.id
                       JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
                      ORDER BY p.played_at DESC, p.id DESC
                     """).all()

@@ -15,8 +15,9 @@ final class AppMetrics: Sendable {
                                               .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                               .seconds(2.5), .seconds(5), .seconds(10)]
 
-    /// This process's connections in `pg_stat_activity` (`application_name`).
-    static let applicationName = "storytime-\(ProcessInfo.processInfo.processIdentifier)"
+    /// This instance's connections in `pg_stat_activity` (`application_name`): the process and a
+    /// random part, so two apps in one process (as in the tests) are told apart.
+    let applicationName = "storytime-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8).lowercased())"
 
     /// The database pool as PostgreSQL sees it: this instance's connections, busy and idle, beside
     /// the most the pool may open. Read at scrape time; skipped while the database is away.
@@ -27,7 +28,7 @@ final class AppMetrics: Sendable {
         guard let row = try? await req.sql.raw("""
             SELECT count(*) FILTER (WHERE state = 'active' AND pid <> pg_backend_pid()) AS busy,
                    count(*) FILTER (WHERE state <> 'active' OR pid = pg_backend_pid()) AS idle
-              FROM pg_stat_activity WHERE application_name = \(bind: Self.applicationName)
+              FROM pg_stat_activity WHERE application_name = \(bind: applicationName)
             """).first() else { return }
         for state in ["busy", "idle"] {
             if let n = try? row.decode(column: state, as: Int.self) {
