@@ -15,7 +15,7 @@ struct HistoryController: RouteCollection {
     }
 
     /// One play of the history.
-    struct ItemDTO: Content {
+    struct ItemDTO: Content, Equatable {
         let id: Int
         let book: BookRefDTO
         let positionSeconds: Int
@@ -25,7 +25,8 @@ struct HistoryController: RouteCollection {
     }
 
     /// A page depends only on the child's plays and the catalog (titles, covers, durations):
-    /// kept in `ChildAnswers` until either changes.
+    /// kept in `ChildAnswers` until either changes. Without dates, it is read from the child's
+    /// play log in memory (`ChildPlayLogs`); with dates, or for a child too large for it, in SQL.
     @Sendable
     func list(req: Request) async throws -> Response {
         let child = try await req.ownedChildState()
@@ -33,35 +34,51 @@ struct HistoryController: RouteCollection {
         let page = try PageRequest(query)
         let filter = try await HistoryFilter(query, req: req)
         return try await req.childAnswer(child, route: "history") {
-            let condition = filter.condition(child: child.id)
-            // Unfiltered, the total is the child's play count, kept by triggers.
-            let total = filter.isEmpty ? child.plays
-                : try await req.sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
-            var items: [ItemDTO] = []
-            if page.offset < total {
-                // The page's play ids first, from the history index alone however deep the page
-                // (a late row lookup); then, for those only, the play, its book and whether it is a
-                // rewatch (the child had completed the book in an earlier play: one index probe).
-                let rows = try await req.sql.raw("""
-                    SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
-                           EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
-                                      AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
-                      FROM (SELECT p.id FROM plays p WHERE \(condition)
-                             ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) page
-                      JOIN plays p ON p.id = page.id
-                      JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
-                     ORDER BY p.played_at DESC, p.id DESC
-                    """).all()
-                items = try rows.map { row in
-                    ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
-                            positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
-                            completed: try row.decode(column: "completed", as: Bool.self),
-                            playedAt: try row.decode(column: "played_at", as: Date.self),
-                            rewatch: try row.decode(column: "rewatch", as: Bool.self))
-                }
+            let (items, total) = if !filter.hasDates, let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
+                try Self.page(of: loaded, book: filter.bookID, page: page)
+            } else {
+                try await Self.pageInSQL(child: child, filter: filter, page: page, sql: req.sql)
             }
             return (try paged(items, page: page, total: total, query: query, req: req), nil)
         }
+    }
+
+    /// A page of the history from the child's play log, only `book`'s plays when given.
+    static func page(of loaded: LoadedPlayLog, book: Int?, page: PageRequest) throws -> (items: [ItemDTO], total: Int) {
+        let items = try loaded.log.newestFirst(offset: page.offset, limit: page.perPage, book: book).map { play in
+            guard let ref = loaded.books[play.book] else { throw Abort(.internalServerError, reason: "play \(play.id) without its book") }
+            return ItemDTO(id: play.id, book: ref, positionSeconds: play.position, completed: play.completed,
+                           playedAt: play.playedAt, rewatch: play.rewatch)
+        }
+        return (items, loaded.log.count(book: book))
+    }
+
+    /// The same page in SQL: the page's play ids from the history index alone however deep the
+    /// page (a late row lookup); then, for those only, the play, its book and whether it is a
+    /// rewatch (the child had completed the book in an earlier play: one index probe).
+    static func pageInSQL(child: ChildState, filter: HistoryFilter, page: PageRequest, sql: any SQLDatabase) async throws -> (items: [ItemDTO], total: Int) {
+        let condition = filter.condition(child: child.id)
+        // Unfiltered, the total is the child's play count, kept by triggers.
+        let total = filter.isEmpty ? child.plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
+        guard page.offset < total else { return ([], total) }
+        let rows = try await sql.raw("""
+            SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
+                   EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
+                              AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
+              FROM (SELECT p.id FROM plays p WHERE \(condition)
+                     ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) page
+              JOIN plays p ON p.id = page.id
+              JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
+             ORDER BY p.played_at DESC, p.id DESC
+            """).all()
+        let items = try rows.map { row in
+            ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
+                    positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
+                    completed: try row.decode(column: "completed", as: Bool.self),
+                    playedAt: try row.decode(column: "played_at", as: Date.self),
+                    rewatch: try row.decode(column: "rewatch", as: Bool.self))
+        }
+        return (items, total)
     }
 
     @Sendable
@@ -176,7 +193,7 @@ struct HistoryController: RouteCollection {
 }
 
 /// The small book reference of history entries: id, title, cover, duration.
-struct BookRefDTO: Content {
+struct BookRefDTO: Content, Equatable {
     let id: Int
     let title: String
     let coverImageUrl: String?
@@ -211,6 +228,9 @@ struct HistoryFilter {
     var to: SQLQueryString?
     var bookID: Int?
 
+    /// Only a book (no dates).
+    init(bookID: Int?) { self.bookID = bookID }
+
     init(_ query: QueryParameters, req: Request) async throws {
         let zone = try await req.timeZone(query)
         from = try Self.bound(query, "from", zone: zone, nextDay: false)
@@ -228,6 +248,7 @@ struct HistoryFilter {
     }
 
     var isEmpty: Bool { from == nil && to == nil && bookID == nil }
+    var hasDates: Bool { from != nil || to != nil }
 
     func condition(child: Int) -> SQLQueryString {
         var sql: SQLQueryString = "p.child_id = \(bind: child)"

@@ -20,9 +20,9 @@ struct InsightsController: RouteCollection {
 
     enum Period: String, CaseIterable { case week, month, all }
 
-    struct StatsDTO: Content {
-        struct Category: Codable { let id: Int; let name: String; let slug: String }
-        struct Day: Codable { let date: String; let plays: Int; let minutesWatched: Int }
+    struct StatsDTO: Content, Equatable {
+        struct Category: Codable, Sendable, Equatable { let id: Int; let name: String; let slug: String }
+        struct Day: Codable, Sendable, Equatable { let date: String; let plays: Int; let minutesWatched: Int }
         let period: String
         let timeZone: String
         let from: String
@@ -58,8 +58,9 @@ struct InsightsController: RouteCollection {
 
     /// Statistics are kept per child, period, zone and day (`ChildAnswers`) until the child's
     /// plays or library or the catalog (categories) change. The day in a key is the one the
-    /// database computed with (the answer's `to`); a request looks under today by its own clock,
-    /// so around midnight a clock ahead of the database's only misses until they agree.
+    /// answer was computed for (its `to`); a request looks under today by its own clock, so around
+    /// midnight a clock ahead of the database's only misses until they agree. Computed from the
+    /// child's play log in memory (`ChildPlayLogs`), or in SQL for a child too large for it.
     @Sendable
     func stats(req: Request) async throws -> Response {
         let child = try await req.ownedChildState()
@@ -69,16 +70,52 @@ struct InsightsController: RouteCollection {
         let key = { (day: String) in "stats|\(child.id)|\(period.rawValue)|\(zone)|\(day)" }
         let answers = req.application.childAnswers
         if let response = answers.response(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint) { return response }
-        let stats = try await compute(req: req, child: child.id, period: period, zone: zone)
+        let stats: StatsDTO
+        if let timeZone = TimeZone(identifier: zone), let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
+            stats = Self.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
+        } else {
+            stats = try await Self.statisticsInSQL(child: child.id, period: period, zone: zone, sql: req.sql)
+        }
         let response = jsonResponse(try encode(ItemDTO(data: stats)))
         answers.store(response, for: key(stats.to), fingerprint: child.fingerprint)
         return response
     }
 
-    private func compute(req: Request, child childID: Int, period: Period, zone: String) async throws -> StatsDTO {
-        let days: Int? = switch period { case .week: 6; case .month: 29; case .all: nil }
+    static func periodDays(_ period: Period) -> Int? {
+        switch period { case .week: 6; case .month: 29; case .all: nil }
+    }
+
+    /// The statistics from a child's play log (`PlayStatistics`), today by this machine's clock.
+    static func statistics(of loaded: LoadedPlayLog, period: Period, zone: String, timeZone: TimeZone, now: Date = Date()) -> StatsDTO {
+        let s = PlayStatistics(log: loaded.log, days: loaded.days(in: timeZone), today: CivilDays.today(in: timeZone, now: now),
+                               periodDays: periodDays(period), library: loaded.library,
+                               categories: { loaded.categoriesOfBook[$0] ?? [] }, rank: { loaded.categoryRank[$0] ?? Int.max })
+        return StatsDTO(
+            period: period.rawValue, timeZone: zone, from: CivilDays.text(of: s.first), to: CivilDays.text(of: s.last),
+            booksCompleted: s.libraryCompleted, booksNotCompleted: s.libraryBooks - s.libraryCompleted,
+            completionPercentage: percentage(s.libraryCompleted, of: s.libraryBooks),
+            plays: s.plays, rewatches: s.rewatches,
+            averagePlaysPerCompletedBook: average(s.playsOfCompleted, over: s.completedBooks),
+            favouriteCategory: s.favouriteCategory.flatMap { loaded.categories[$0] },
+            mostActiveMonth: s.mostActiveMonth, minutesWatched: s.seconds / 60,
+            currentStreak: s.currentStreak, longestStreak: s.longestStreak,
+            series: s.series.map { StatsDTO.Day(date: CivilDays.text(of: $0.day), plays: $0.plays, minutesWatched: $0.seconds / 60) })
+    }
+
+    private static func percentage(_ part: Int, of whole: Int) -> Double {
+        whole == 0 ? 0 : (Double(part) * 1000 / Double(whole)).rounded() / 10
+    }
+
+    private static func average(_ total: Int, over count: Int) -> Double? {
+        count == 0 ? nil : (Double(total) * 100 / Double(count)).rounded() / 100
+    }
+
+    /// The same statistics in one SQL statement: the path for a child whose log is not kept in
+    /// memory, and the reference the play log is tested against.
+    static func statisticsInSQL(child childID: Int, period: Period, zone: String, sql: any SQLDatabase) async throws -> StatsDTO {
+        let days = periodDays(period)
         // Every play with its day, rewatch flag and seconds watched; then the period's aggregates.
-        let row = try await req.sql.raw("""
+        let row = try await sql.raw("""
             WITH today AS (SELECT (now() AT TIME ZONE \(bind: zone))::date AS d),
             played AS (
                 SELECT p.book_id, p.completed, (p.played_at AT TIME ZONE \(bind: zone))::date AS day,
@@ -131,9 +168,9 @@ struct InsightsController: RouteCollection {
             period: period.rawValue, timeZone: zone,
             from: try row.decode(column: "first", as: String.self), to: try row.decode(column: "last", as: String.self),
             booksCompleted: libraryCompleted, booksNotCompleted: library - libraryCompleted,
-            completionPercentage: library == 0 ? 0 : (Double(libraryCompleted) * 1000 / Double(library)).rounded() / 10,
+            completionPercentage: percentage(libraryCompleted, of: library),
             plays: try row.decode(column: "plays", as: Int.self), rewatches: try row.decode(column: "rewatches", as: Int.self),
-            averagePlaysPerCompletedBook: completedBooks == 0 ? nil : (Double(playsOfCompleted) * 100 / Double(completedBooks)).rounded() / 100,
+            averagePlaysPerCompletedBook: average(playsOfCompleted, over: completedBooks),
             favouriteCategory: try favourite.map { try decoder.decode(StatsDTO.Category.self, from: Data($0.utf8)) },
             mostActiveMonth: try row.decode(column: "most_active_month", as: String?.self),
             minutesWatched: try row.decode(column: "seconds", as: Int.self) / 60,

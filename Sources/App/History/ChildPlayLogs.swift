@@ -1,0 +1,164 @@
+import Core
+import FluentKit
+import Foundation
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// A child's play log with what its answers show beside the plays: the books' references and
+/// categories, the library, the categories' listing order — all read in one snapshot, at the
+/// fingerprint (`ChildState.fingerprint`) that snapshot had.
+final class LoadedPlayLog: Sendable {
+    let child: Int
+    let activity: Int
+    let catalogVersion: Int
+    let log: PlayLog
+    let books: [Int: BookRefDTO]
+    let categoriesOfBook: [Int: [Int]]
+    let categories: [Int: InsightsController.StatsDTO.Category]
+    let categoryRank: [Int: Int]
+    let library: Set<Int>
+    private let daysByZone = NIOLockedValueBox([String: [Int]]())
+
+    init(child: Int, activity: Int, catalogVersion: Int, log: PlayLog, books: [Int: BookRefDTO], categoriesOfBook: [Int: [Int]],
+         categories: [(id: Int, dto: InsightsController.StatsDTO.Category)], library: Set<Int>) {
+        self.child = child; self.activity = activity; self.catalogVersion = catalogVersion; self.log = log
+        self.books = books; self.categoriesOfBook = categoriesOfBook; self.library = library
+        self.categories = Dictionary(uniqueKeysWithValues: categories.map { ($0.id, $0.dto) })
+        self.categoryRank = Dictionary(uniqueKeysWithValues: categories.enumerated().map { ($1.id, $0) })
+    }
+
+    var fingerprint: String { "\(activity)|\(catalogVersion)" }
+
+    /// At least as new as `state`: every change the state's read saw is in this log.
+    func covers(_ state: ChildState) -> Bool { activity >= state.activity && catalogVersion >= state.catalogVersion }
+
+    /// Each play's local day in `zone`, computed once per zone.
+    func days(in zone: TimeZone) -> [Int] {
+        if let days = daysByZone.withLockedValue({ $0[zone.identifier] }) { return days }
+        let days = log.days(in: zone)
+        daysByZone.withLockedValue { $0[zone.identifier] = days }
+        return days
+    }
+
+    /// Reads a child's log in one REPEATABLE READ snapshot; nil when it has more than `limit` plays.
+    static func read(child: Int, limit: Int, on database: any Database, counter: QueryCounter) async throws -> LoadedPlayLog? {
+        try await database.transaction { db in
+            let sql = db.sql(counting: counter)
+            try await sql.raw("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").run()
+            guard let state = try await sql.raw("""
+                SELECT c.activity, c.plays_count, s.version FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
+                """).first() else { return nil }
+            guard try state.decode(column: "plays_count", as: Int.self) <= limit else { return nil }
+            let plays = try await sql.raw("""
+                SELECT id, book_id, position_seconds, completed, played_at FROM plays WHERE child_id = \(bind: child)
+                """).all().map { row in
+                PlayLog.Play(id: try row.decode(column: "id", as: Int.self), book: try row.decode(column: "book_id", as: Int.self),
+                             position: try row.decode(column: "position_seconds", as: Int.self),
+                             completed: try row.decode(column: "completed", as: Bool.self),
+                             playedAt: try row.decode(column: "played_at", as: Date.self))
+            }
+            var books: [Int: BookRefDTO] = [:], categoriesOfBook: [Int: [Int]] = [:]
+            for row in try await sql.raw("""
+                SELECT \(BookRefDTO.columns), ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id) AS categories
+                  FROM books b LEFT JOIN video_assets v ON v.book_id = b.id
+                 WHERE b.id IN (SELECT DISTINCT book_id FROM plays WHERE child_id = \(bind: child))
+                """).all() {
+                let book = try BookRefDTO(row: row)
+                books[book.id] = book
+                categoriesOfBook[book.id] = try row.decode(column: "categories", as: [Int].self)
+            }
+            let library = try await sql.raw("SELECT book_id FROM library_entries WHERE child_id = \(bind: child)").all()
+                .map { try $0.decode(column: "book_id", as: Int.self) }
+            let categories = try await sql.raw("SELECT id, name, slug FROM categories ORDER BY display_order, name, id").all().map { row in
+                let id = try row.decode(column: "id", as: Int.self)
+                return (id: id, dto: InsightsController.StatsDTO.Category(
+                    id: id, name: try row.decode(column: "name", as: String.self), slug: try row.decode(column: "slug", as: String.self)))
+            }
+            return LoadedPlayLog(child: child, activity: try state.decode(column: "activity", as: Int.self),
+                                 catalogVersion: try state.decode(column: "version", as: Int.self),
+                                 log: PlayLog(plays), books: books, categoriesOfBook: categoriesOfBook,
+                                 categories: categories, library: Set(library))
+        }
+    }
+}
+
+/// Children's play logs kept in memory, so that every history page and statistic of a child
+/// is computed from one read of its plays per change instead of a statement each.
+///
+/// A log is used only when it covers the request's `ChildState` (read after the request
+/// arrived), so an answer is never older than the request. Requests needing a newer log share
+/// one read (single-flight). Bounded: a child with more than `perChildLimit` plays is answered in
+/// SQL, and past `totalLimit` plays in all the least recently used logs are dropped.
+final class ChildPlayLogs: Sendable {
+    static let perChildLimit = 100_000
+    static let totalLimit = 2_000_000
+
+    private struct Entry {
+        var log: LoadedPlayLog?
+        var loading: Task<LoadedPlayLog?, any Error>?
+        var lastUse: UInt64
+    }
+    private struct State {
+        var entries: [Int: Entry] = [:]
+        var clock: UInt64 = 0
+        var plays = 0
+    }
+    private let state = NIOLockedValueBox(State())
+
+    /// The log of `child` covering it, or nil when the child is too large for memory.
+    func log(for child: ChildState, app: Application) async throws -> LoadedPlayLog? {
+        guard child.plays <= Self.perChildLimit else { return nil }
+        let (found, pending) = state.withLockedValue { state -> (LoadedPlayLog?, Task<LoadedPlayLog?, any Error>?) in
+            state.clock += 1
+            state.entries[child.id]?.lastUse = state.clock
+            if let log = state.entries[child.id]?.log, log.covers(child) { return (log, nil) }
+            return (nil, state.entries[child.id]?.loading)
+        }
+        if let found { return found }
+        // A read already under way may have started before this request's changes: use it only
+        // when what it read covers them, otherwise read again.
+        if let pending, let log = try await pending.value, log.covers(child) { return log }
+        let task = state.withLockedValue { state -> Task<LoadedPlayLog?, any Error> in
+            if let loading = state.entries[child.id]?.loading, loading != pending { return loading }
+            let counter = app.queryCounter, db = app.db
+            let task = Task { try await LoadedPlayLog.read(child: child.id, limit: Self.perChildLimit, on: db, counter: counter) }
+            state.entries[child.id, default: Entry(lastUse: state.clock)].loading = task
+            return task
+        }
+        let log = try await task.value
+        state.withLockedValue { state in
+            guard var entry = state.entries[child.id], entry.loading == task else { return }
+            entry.loading = nil
+            if let log, log.activity >= entry.log?.activity ?? -1 {
+                state.plays += log.log.count - (entry.log?.log.count ?? 0)
+                entry.log = log
+            }
+            state.entries[child.id] = entry.log == nil ? nil : entry
+            Self.evict(&state)
+        }
+        // Read after this request's state, a log always covers it; nil: too large, or no child.
+        guard let log, log.covers(child) else { return nil }
+        return log
+    }
+
+    private static func evict(_ state: inout State) {
+        guard state.plays > totalLimit else { return }
+        for (id, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where state.plays > totalLimit {
+            guard entry.loading == nil else { continue }
+            state.plays -= entry.log?.log.count ?? 0
+            state.entries[id] = nil
+        }
+    }
+}
+
+extension Application {
+    private struct ChildPlayLogsKey: StorageKey { typealias Value = ChildPlayLogs }
+
+    var childPlayLogs: ChildPlayLogs {
+        if let logs = storage[ChildPlayLogsKey.self] { return logs }
+        let logs = ChildPlayLogs()
+        storage[ChildPlayLogsKey.self] = logs
+        return logs
+    }
+}
