@@ -8,6 +8,7 @@
 #   BENCH_DURATION=10            seconds per scenario
 #   BENCH_CONNECTIONS=32         keep-alive connections (wrk) and clients (pgbench)
 #   BENCH_BUILD=release          or debug (the smoke run of `make test`)
+#   BENCH_ONLY=child             only the parent's side, varied (bench/child.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${BENCH_SIZES:-"10000 100000"}
@@ -32,6 +33,7 @@ server=
 trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/lib.bash
 . bench/console.sh
+. bench/child.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -44,6 +46,11 @@ results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 for n in $sizes; do
     prepare_db "$n"
     start_app_server
+    if [ "${BENCH_ONLY:-}" = child ]; then
+        child_mix
+        kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+        continue
+    fi
 
     # scenario | path | header | pgbench query string (the app's own uncached SQL) or '-'
     scenarios=(
@@ -118,34 +125,7 @@ for n in $sizes; do
         echo "| $n | mixed, $writes writes/s | $r | $p50 | $p99 | $bad | $tps (bare count) | $ratio |" >> "$results"
         printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  bare count %s tps\n' "$n" "mixed, $writes writes/s" "$r" "$p50" "$p99" "$bad" "$tps"
     done
-    # The parent's side, varied: random history pages and book filters, statistics for three
-    # periods in four zones, continue watching, library pages in every order — while the child
-    # watches (a play inserted 0 or 1 times a second, which changes every answer about the child).
-    python3 - "$child" "$work/child_paths.txt" <<'PY'
-import sys
-child, out = sys.argv[1], sys.argv[2]
-base = f"/api/v1/children/{child}"
-paths = [f"{base}/history?page={p}" for p in range(1, 201)]
-paths += [f"{base}/history?per_page=20&page={p}" for p in range(1, 51)]
-paths += [f"{base}/stats?period={period}&tz={zone}" for period in ("week", "month", "all")
-          for zone in ("UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo")]
-paths += [f"{base}/continue?page={p}&per_page=10" for p in range(1, 7)]
-paths += [f"{base}/library?sort={sort}&page={p}&per_page=20" for sort in ("recently_added", "title", "recently_watched") for p in (1, 2, 3)]
-open(out, "w").write("\n".join(paths) + "\n")
-PY
-    printf 'INSERT INTO plays (child_id, book_id, position_seconds, completed) SELECT child_id, book_id, 60, false FROM library_entries WHERE child_id = %s ORDER BY random() LIMIT 1;\n' "$child" > "$work/play.sql"
-    for writes in 0 1; do
-        writer=
-        if [ "$writes" != 0 ]; then
-            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/play.sql" "$db" > "$work/writer.txt" 2>&1 &
-            writer=$!
-        fi
-        PATHS="$work/child_paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
-        [ -n "$writer" ] && { wait "$writer" || true; }
-        read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
-        echo "| $n | child routes mixed, $writes plays/s | $r | $p50 | $p99 | $bad | | |" >> "$results"
-        printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s\n' "$n" "child mixed, $writes plays/s" "$r" "$p50" "$p99" "$bad"
-    done
+    child_mix
     echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
     # The console's list pages and dashboard, one or two filters, any sort, deep pages (bench/console.sh).
     console_pages

@@ -50,19 +50,25 @@ final class LoadedPlayLog: Sendable {
                 SELECT c.activity, c.plays_count, s.version FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
                 """).first() else { return nil }
             guard try state.decode(column: "plays_count", as: Int.self) <= limit else { return nil }
-            let plays = try await sql.raw("""
-                SELECT id, book_id, position_seconds, completed, played_at FROM plays WHERE child_id = \(bind: child)
-                """).all().map { row in
-                PlayLog.Play(id: try row.decode(column: "id", as: Int.self), book: try row.decode(column: "book_id", as: Int.self),
-                             position: try row.decode(column: "position_seconds", as: Int.self),
-                             completed: try row.decode(column: "completed", as: Bool.self),
-                             playedAt: try row.decode(column: "played_at", as: Date.self))
+            // One row of five arrays: decoding 10,000 rows column by column costs ~10 times more.
+            let columns = try await sql.raw("""
+                SELECT COALESCE(array_agg(id), '{}') AS ids, COALESCE(array_agg(book_id), '{}') AS books,
+                       COALESCE(array_agg(position_seconds), '{}') AS positions, COALESCE(array_agg(completed), '{}') AS completed,
+                       COALESCE(array_agg(played_at), '{}') AS played_at
+                  FROM plays WHERE child_id = \(bind: child)
+                """).first()!
+            let ids = try columns.decode(column: "ids", as: [Int].self), bookIDs = try columns.decode(column: "books", as: [Int].self)
+            let positions = try columns.decode(column: "positions", as: [Int].self)
+            let completed = try columns.decode(column: "completed", as: [Bool].self)
+            let playedAt = try columns.decode(column: "played_at", as: [Date].self)
+            let plays = ids.indices.map { i in
+                PlayLog.Play(id: ids[i], book: bookIDs[i], position: positions[i], completed: completed[i], playedAt: playedAt[i])
             }
             var books: [Int: BookRefDTO] = [:], categoriesOfBook: [Int: [Int]] = [:]
             for row in try await sql.raw("""
                 SELECT \(BookRefDTO.columns), ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id) AS categories
                   FROM books b LEFT JOIN video_assets v ON v.book_id = b.id
-                 WHERE b.id IN (SELECT DISTINCT book_id FROM plays WHERE child_id = \(bind: child))
+                 WHERE b.id = ANY(\(bind: Array(Set(bookIDs))))
                 """).all() {
                 let book = try BookRefDTO(row: row)
                 books[book.id] = book

@@ -130,8 +130,10 @@ public enum CivilDays {
     /// `YYYY-MM` of the day's month.
     public static func monthText(of days: Int) -> String {
         let (year, month, _) = date(of: days)
-        return pad(year, 4) + "-" + pad(month, 2)
+        return monthText(year: year, month: month)
     }
+
+    public static func monthText(year: Int, month: Int) -> String { pad(year, 4) + "-" + pad(month, 2) }
 
     private static func pad(_ n: Int, _ width: Int) -> String {
         let digits = String(n)

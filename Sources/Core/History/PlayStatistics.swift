@@ -41,7 +41,7 @@ public struct PlayStatistics: Sendable, Equatable {
         var completed = Set<Int>()
         var plays = 0, rewatches = 0, seconds = 0
         var perDay = [Int](repeating: 0, count: today - first + 1), secondsPerDay = perDay
-        var perBook: [Int: Int] = [:], perMonth: [String: Int] = [:]
+        var perBook: [Int: Int] = [:], perMonth: [Int: Int] = [:]
         for (play, day) in zip(log.plays, days) where day >= first && day <= today {
             plays += 1
             if play.rewatch { rewatches += 1 }
@@ -50,7 +50,8 @@ public struct PlayStatistics: Sendable, Equatable {
             perDay[day - first] += 1
             secondsPerDay[day - first] += play.watched
             perBook[play.book, default: 0] += 1
-            perMonth[CivilDays.monthText(of: day), default: 0] += 1
+            let (year, month, _) = CivilDays.date(of: day)
+            perMonth[year * 12 + month - 1, default: 0] += 1
         }
         self.plays = plays
         self.rewatches = rewatches
@@ -59,7 +60,10 @@ public struct PlayStatistics: Sendable, Equatable {
         playsOfCompleted = completed.reduce(0) { $0 + (perBook[$1] ?? 0) }
         libraryBooks = library.count
         libraryCompleted = library.intersection(completed).count
-        mostActiveMonth = perMonth.max { ($0.value, $0.key) < ($1.value, $1.key) }?.key
+        mostActiveMonth = perMonth.max { ($0.value, $0.key) < ($1.value, $1.key) }.map { month in
+            let (year, number) = month.key.quotientAndRemainder(dividingBy: 12)
+            return CivilDays.monthText(year: year, month: number + 1)
+        }
         var perCategory: [Int: Int] = [:]
         for (book, count) in perBook {
             for category in categories(book) { perCategory[category, default: 0] += count }
