@@ -68,17 +68,15 @@ struct InsightsController: RouteCollection {
         let period = try query.choice("period", as: Period.self, allowed: Period.allCases) ?? .all
         let zone = try await req.timeZone(query)
         let key = { (day: String) in "stats|\(child.id)|\(period.rawValue)|\(zone)|\(day)" }
-        let answers = req.application.childAnswers
-        if let response = answers.response(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint) { return response }
-        let stats: StatsDTO
-        if let timeZone = TimeZone(identifier: zone), let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
-            stats = Self.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
-        } else {
-            stats = try await Self.statisticsInSQL(child: child.id, period: period, zone: zone, sql: req.sql)
+        return try await req.application.childAnswers.answer(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint, on: req.eventLoop) {
+            let stats: StatsDTO
+            if let timeZone = TimeZone(identifier: zone), let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
+                stats = Self.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
+            } else {
+                stats = try await Self.statisticsInSQL(child: child.id, period: period, zone: zone, sql: req.sql)
+            }
+            return (jsonResponse(try encode(ItemDTO(data: stats))), key(stats.to), nil)
         }
-        let response = jsonResponse(try encode(ItemDTO(data: stats)))
-        answers.store(response, for: key(stats.to), fingerprint: child.fingerprint)
-        return response
     }
 
     static func periodDays(_ period: Period) -> Int? {

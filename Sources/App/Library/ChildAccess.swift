@@ -34,11 +34,10 @@ extension Request {
     func childAnswer(_ child: ChildState, route: String,
                      compute: () async throws -> (response: Response, validUntil: Date?)) async throws -> Response {
         let key = "\(route)|\(child.id)|\(url.query ?? "")"
-        let answers = application.childAnswers
-        if let response = answers.response(for: key, fingerprint: child.fingerprint) { return response }
-        let (response, validUntil) = try await compute()
-        answers.store(response, for: key, fingerprint: child.fingerprint, validUntil: validUntil)
-        return response
+        return try await application.childAnswers.answer(for: key, fingerprint: child.fingerprint, on: eventLoop) {
+            let (response, validUntil) = try await compute()
+            return (response, key, validUntil)
+        }
     }
 
     /// A positive integer path parameter, or the 404 `missing` describes.
@@ -89,13 +88,44 @@ final class ChildStates: Sendable {
 final class ChildAnswers: Sendable {
     static let limit = 10_000
     private struct Entry { let fingerprint: String; let validUntil: Date?; let body: ByteBuffer; let link: String? }
+    private struct Computing { let fingerprint: String; let done: EventLoopFuture<Void> }
     private let entries = NIOLockedValueBox([String: Entry]())
+    private let computing = NIOLockedValueBox([String: Computing]())
 
     func response(for key: String, fingerprint: String) -> Response? {
         guard let entry = entries.withLockedValue({ $0[key] }), entry.fingerprint == fingerprint,
               entry.validUntil.map({ $0 > Date() }) ?? true else { return nil }
         let response = jsonResponse(entry.body)
         if let link = entry.link { response.headers.replaceOrAdd(name: "Link", value: link) }
+        return response
+    }
+
+    /// The answer kept for `key`, or `compute`'s, kept under the key it names. Concurrent requests
+    /// for one key at one fingerprint compute it once: the others wait and then read it (or, when
+    /// the computation failed or kept nothing under `key`, compute their own).
+    func answer(for key: String, fingerprint: String, on loop: any EventLoop,
+                compute: () async throws -> (response: Response, key: String, validUntil: Date?)) async throws -> Response {
+        if let response = response(for: key, fingerprint: fingerprint) { return response }
+        let promise = loop.makePromise(of: Void.self)
+        let running = computing.withLockedValue { computing -> EventLoopFuture<Void>? in
+            if let other = computing[key], other.fingerprint == fingerprint { return other.done }
+            computing[key] = Computing(fingerprint: fingerprint, done: promise.futureResult)
+            return nil
+        }
+        if let running {
+            promise.succeed()
+            try? await running.get()
+            if let response = response(for: key, fingerprint: fingerprint) { return response }
+            let (response, storeKey, validUntil) = try await compute()
+            store(response, for: storeKey, fingerprint: fingerprint, validUntil: validUntil)
+            return response
+        }
+        defer {
+            computing.withLockedValue { if $0[key]?.done === promise.futureResult { $0[key] = nil } }
+            promise.succeed()
+        }
+        let (response, storeKey, validUntil) = try await compute()
+        store(response, for: storeKey, fingerprint: fingerprint, validUntil: validUntil)
         return response
     }
 
