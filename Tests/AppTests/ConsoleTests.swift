@@ -296,6 +296,47 @@ struct ConsoleTests {
         #expect(html.contains("Active books without a category (2)"))
     }
 
+    @Test("rights warnings: an overlap, a gap, an active book no window covers now and rights running out within 30 days — on the book's page and the dashboard", .app)
+    func rightsWarnings() async throws {
+        let app = try app()
+        let client = try await app.console(role: .viewer)
+        let now = Date()
+        let window = { (book: Int, starts: Double, ends: Double?) async throws -> Int in
+            try await app.sql.raw("""
+                INSERT INTO rights_windows (book_id, starts_at, ends_at)
+                VALUES (\(bind: book), \(bind: now.addingTimeInterval(starts * 86_400)), \(bind: ends.map { now.addingTimeInterval($0 * 86_400) })) RETURNING id
+                """).first()!.decode(column: "id", as: Int.self)
+        }
+        // Clean: back-to-back windows, one open-ended.
+        let clean = try await app.makeBook("Clean Rights", rights: .none)
+        _ = try await window(clean, -10, 5)
+        _ = try await window(clean, 5, nil)
+        var page = try await client.get("/admin/books/\(clean)").html
+        #expect(page.contains("None: the windows follow one another without overlaps or gaps."))
+        // Overlap, then a gap after everything earlier has ended; no window covers now; the
+        // windows covering nothing now cannot run out, but the other book's do within 30 days.
+        let messy = try await app.makeBook("Messy Rights", rights: .none)
+        _ = try await window(messy, -40, -20)
+        let overlapping = try await window(messy, -30, -10)
+        let afterGap = try await window(messy, 3, 60)
+        page = try await client.get("/admin/books/\(messy)").html
+        #expect(page.contains("Overlaps an earlier window") && page.contains("/admin/books/\(messy)/rights_windows/\(overlapping)/edit"))
+        #expect(page.contains("Gap before this window") && page.contains("/admin/books/\(messy)/rights_windows/\(afterGap)/edit"))
+        #expect(page.contains("Active, but no rights window covers now"))
+        #expect(!page.contains("Rights run out within 30 days"))
+        let leaving = try await app.makeBook("Leaving Soon", rights: .none)
+        _ = try await window(leaving, -1, 10)
+        _ = try await window(leaving, 10, 20)
+        page = try await client.get("/admin/books/\(leaving)").html
+        #expect(page.contains("Rights run out within 30 days") && !page.contains("Gap before") && !page.contains("Overlaps"))
+        // The dashboard lists the active books parents cannot watch now, and links to all of them.
+        let dashboard = try await client.get("/admin").html
+        let panel = try #require(dashboard.range(of: "Active books that no rights window covers now")).upperBound
+        let noRights = dashboard[panel...].components(separatedBy: "</section>")[0]
+        #expect(noRights.contains("Messy Rights") && !noRights.contains("Clean Rights") && !noRights.contains("Leaving Soon"))
+        #expect(noRights.contains("/admin/books?status=active&amp;rights=unavailable"))
+    }
+
     @Test("passwords: staff change their own (current one checked, field errors kept beside the fields), admins reset anyone's; every session of that user ends, the changer's own continues; a removed or demoted user's sessions end at once", .app)
     func passwords() async throws {
         let app = try app()

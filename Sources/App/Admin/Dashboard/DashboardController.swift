@@ -19,6 +19,7 @@ struct DashboardController: RouteCollection {
         let noVideoCount: String
         let noCategory: [Item]
         let noCategoryCount: String
+        let noRights: [Item]
         let computedAt: Date
     }
     struct Page: Encodable {
@@ -30,6 +31,8 @@ struct DashboardController: RouteCollection {
         let noVideoCount: String
         let noCategory: [Item]
         let noCategoryCount: String
+        let noRights: [Item]
+        let noRightsURL: String
         let videoLinks: [LayoutView.NavItem]
     }
 
@@ -79,6 +82,7 @@ struct DashboardController: RouteCollection {
             starting: starting, ending: ending,
             noVideo: problems.noVideo, noVideoCount: problems.noVideoCount,
             noCategory: problems.noCategory, noCategoryCount: problems.noCategoryCount,
+            noRights: problems.noRights, noRightsURL: AdminPath.list("books", query: "?status=active&rights=unavailable"),
             videoLinks: [("No video asset", "none"), ("Processing", "processing"), ("Failed", "failed")].map {
                 .init(label: $0.0, href: AdminPath.list("books", query: "?status=active&video=\($0.1)"), current: false)
             })
@@ -97,13 +101,19 @@ struct DashboardController: RouteCollection {
               FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20
             """)
         let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 20")
+        // Newest first, walking the id index with one probe each: counting them all would be a
+        // pass over the whole catalog, so the panel links to the filtered book list instead.
+        let noRights = try await items("""
+            SELECT b.id, b.title, 'no rights window covers now' AS detail FROM books b
+             WHERE b.status = 'active' AND NOT \(BookSQL.rightsAvailable("b")) ORDER BY b.id DESC LIMIT 20
+            """)
         let counts = try await req.sql.raw("""
             SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
                    (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noCategoryCondition) LIMIT 10001) y) AS no_category
             """).first()!
         let problems = Attention(noVideo: noVideo, noVideoCount: Self.capped(try counts.decode(column: "no_video", as: Int.self)),
                                 noCategory: noCategory, noCategoryCount: Self.capped(try counts.decode(column: "no_category", as: Int.self)),
-                                computedAt: Date())
+                                noRights: noRights, computedAt: Date())
         kept.keep(problems, at: version)
         return problems
     }

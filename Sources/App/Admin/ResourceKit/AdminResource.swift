@@ -96,8 +96,8 @@ struct AdminRelated: Sendable {
     let columns: [AdminColumn]
     /// Rows for a record id; each row has `id` and the columns' keys.
     let query: @Sendable (Int) -> SQLQueryString
-    /// A link for each row (e.g. to edit it), from the record id and the row id.
-    var rowLink: (@Sendable (Int, Int) -> String)?
+    /// A link for each row (e.g. to edit it), from the record id and the row id; nil for none.
+    var rowLink: (@Sendable (Int, Int) -> String?)?
     /// "Manage …" link from the record id, shown to editors.
     var manageLink: (@Sendable (Int) -> (label: String, href: String))?
     var emptyText = "None."

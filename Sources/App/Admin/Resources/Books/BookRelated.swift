@@ -23,5 +23,37 @@ extension AdminResource {
                      rowLink: { bookID, windowID in AdminPath.path("books", String(bookID), "rights_windows", String(windowID), ResourcePath.edit) },
                      manageLink: { id in ("Manage rights windows", AdminPath.path("books", String(id), "rights_windows")) },
                      emptyText: "No rights windows: the book cannot be watched."),
+        AdminRelated(title: "Rights warnings", columns: [AdminColumn("warning", "Warning")],
+                     query: { id in rightsWarnings(id) },
+                     rowLink: { bookID, windowID in windowID == 0 ? nil : AdminPath.path("books", String(bookID), "rights_windows", String(windowID), ResourcePath.edit) },
+                     emptyText: "None: the windows follow one another without overlaps or gaps."),
     ]
+
+    /// What staff should look at in a book's rights (worldwide windows, in start order): a window
+    /// starting before an earlier one has ended (overlap), or after every earlier one has ended (a
+    /// gap); an active book that no window covers now; rights running out within 30 days (through
+    /// windows that continue one another). Rows name the window (`id`), or 0 for the book.
+    static func rightsWarnings(_ id: Int) -> SQLQueryString {
+        """
+        WITH w AS (
+            SELECT r.id, r.starts_at, max(COALESCE(r.ends_at, 'infinity')) OVER (ORDER BY r.starts_at, r.id
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+              FROM rights_windows r WHERE r.book_id = \(bind: id))
+        SELECT id, warning FROM (
+            SELECT w.id, 1 AS kind, w.starts_at, 'Overlaps an earlier window: starts ' || to_char(w.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+                   || ', before ' || CASE WHEN w.reach = 'infinity' THEN 'an open-ended window' ELSE 'one ending ' || to_char(w.reach AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') END AS warning
+              FROM w WHERE w.reach > w.starts_at
+            UNION ALL
+            SELECT w.id, 2, w.starts_at, 'Gap before this window: no rights from ' || to_char(w.reach AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+                   || ' to ' || to_char(w.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+              FROM w WHERE w.reach < w.starts_at
+            UNION ALL
+            SELECT 0, 0, NULL, 'Active, but no rights window covers now: parents cannot watch it'
+              FROM books b WHERE b.id = \(bind: id) AND b.status = 'active' AND NOT \(BookSQL.rightsAvailable("b"))
+            UNION ALL
+            SELECT 0, 0, NULL, 'Rights run out within 30 days: ' || to_char(e.ends AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC'
+              FROM (SELECT storytime_rights_ends_at(\(bind: id), now()) AS ends) e WHERE e.ends <= now() + interval '30 days'
+        ) x ORDER BY kind, starts_at, id
+        """
+    }
 }
