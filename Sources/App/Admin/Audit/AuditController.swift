@@ -7,6 +7,8 @@ import Vapor
 struct AuditController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get(AdminPath.segments(AdminPath.audit), use: list)
+        routes.get(AdminPath.segments(AdminPath.audit) + [":audit_id", "revert"], use: confirmRevert)
+        routes.post(AdminPath.segments(AdminPath.audit) + [":audit_id", "revert"], use: revert)
     }
 
     struct Change: Encodable { let field: String; let before: String; let after: String }
@@ -17,6 +19,7 @@ struct AuditController: RouteCollection {
         let record: String
         let recordURL: String?
         let changes: [Change]
+        let revertURL: String?
     }
     struct Page: Encodable {
         let layout: LayoutView
@@ -57,15 +60,20 @@ struct AuditController: RouteCollection {
         for condition in conditions { select.where(condition) }
         let rows = try await select.orderBy(SQLColumn("created_at", table: "a"), SQLDirection.descending).orderBy(SQLColumn("id", table: "a"), SQLDirection.descending)
             .limit(Self.perPage + 1).offset((page - 1) * Self.perPage).all()
+        let staffUser = try req.staff
         let entries = try rows.prefix(Self.perPage).map { row -> Entry in
             let table = try row.decode(column: "table_name", as: String.self)
             let id = try row.decode(column: "record_id", as: Int?.self)
+            let action = try row.decode(column: "action", as: String.self)
+            let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit
+                && (["update", "create", "delete"].contains(action) || action.hasPrefix("batch: ") || action.hasPrefix("revert #"))
             return Entry(when: try row.decode(column: "at", as: String.self), who: try row.decode(column: "staff_email", as: String.self),
-                         action: try row.decode(column: "action", as: String.self),
+                         action: action,
                          record: "\(table) #\(id.map(String.init) ?? "?")",
                          recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },
                          changes: Self.diff(before: try row.decode(column: "before", as: String?.self),
-                                            after: try row.decode(column: "after", as: String?.self)))
+                                            after: try row.decode(column: "after", as: String?.self)),
+                         revertURL: revertible ? Self.revertPath(try row.decode(column: "id", as: Int.self)) : nil)
         }
         let staffRows = try await req.sql.raw("SELECT id, email FROM staff_users ORDER BY lower(email)").all()
         let staff = [OptionView(value: "", label: "Anyone", selected: staffID == nil)] + (try staffRows.map {
@@ -79,6 +87,64 @@ struct AuditController: RouteCollection {
             record: record.map(String.init) ?? "",
             nextURL: rows.count > Self.perPage ? url(page + 1) : nil, prevURL: page > 1 ? url(page - 1) : nil,
             heading: table.map { t in record.map { "History of \(t) #\($0)" } ?? "Changes to \(t)" } ?? "Audit log"))
+    }
+
+    static func revertPath(_ auditID: Int) -> String { AdminPath.audit + "/\(auditID)/revert" }
+
+    /// The change to revert, when the caller may write its records; 404 for anything else.
+    private func revertable(_ req: Request) async throws -> AuditRevert {
+        guard let id = req.parameters.get("audit_id").flatMap({ Int($0) }), id > 0,
+              let revert = try await AuditRevert.load(id, on: req.sql) else {
+            throw Abort(.notFound, reason: "This change cannot be reverted.")
+        }
+        if revert.resource.requiresAdmin { try requireAdmin(req) } else { try requireEditor(req) }
+        return revert
+    }
+
+    private func confirmPage(_ req: Request, _ revert: AuditRevert, refusal: String?) -> ConfirmPage {
+        ConfirmPage(layout: LayoutView(req, title: "Revert change #\(revert.auditID)", section: "audit"),
+                    heading: "Revert change #\(revert.auditID) (\(revert.action)) of \(revert.resource.table) #\(revert.recordID)?",
+                    message: revert.summary + " The revert is itself a change in the audit log.", warning: refusal,
+                    action: Self.revertPath(revert.auditID), cancelURL: AdminPath.history(table: revert.resource.table, id: revert.recordID),
+                    button: "Yes, revert")
+    }
+
+    /// Undoing a create deletes: the confirmation warns as the record's own delete would.
+    @Sendable
+    func confirmRevert(req: Request) async throws -> View {
+        let revert = try await revertable(req)
+        var warning: String?
+        if case .delete = revert.kind { warning = try await revert.resource.deleteWarning?(revert.recordID, req.sql) }
+        return try await req.view.render("confirm", confirmPage(req, revert, refusal: warning))
+    }
+
+    /// Runs the revert in one transaction; a refusal (changed since, in use, gone) shows the
+    /// confirmation again with the reason and changes nothing.
+    @Sendable
+    func revert(req: Request) async throws -> Response {
+        let revert = try await revertable(req)
+        let audit = AuditWriter(staff: try req.staff)
+        let refusal: String
+        do {
+            try await req.transaction { sql in try await revert.run(in: sql, audit: audit) }
+            req.adminSession.flash("Change #\(revert.auditID) was reverted.")
+            let target = Self.recordURL(table: revert.resource.table, id: revert.recordID)
+            if case .delete = revert.kind { return req.redirect(to: AdminPath.history(table: revert.resource.table, id: revert.recordID)) }
+            return req.redirect(to: target ?? AdminPath.history(table: revert.resource.table, id: revert.recordID))
+        } catch let refused as AuditRevert.Refused {
+            refusal = refused.message
+        } catch let error where ConstraintViolation(error)?.kind == .foreignKey {
+            if case .delete = revert.kind {
+                refusal = "This \(revert.resource.singular.lowercased()) is in use now, so it was not deleted."
+            } else {
+                refusal = "What this record pointed to (its book, publisher or a category) no longer exists."
+            }
+        } catch let error where ConstraintViolation(error) != nil {
+            refusal = "The database refused the old values: \(ConstraintViolation(error)!.kind) constraint."
+        }
+        let response = try await req.view.render("confirm", confirmPage(req, revert, refusal: refusal)).encodeResponse(for: req)
+        response.status = .conflict
+        return response
     }
 
     static func recordURL(table: String, id: Int) -> String? {
