@@ -23,6 +23,14 @@ INSERT INTO books (title, author, status, age_min, age_max) VALUES
   ('E2E Gamma', 'Cy', 'active', 2, 6), ('E2E Delta', 'Di', 'active', 2, 6);
 INSERT INTO rights_windows (book_id, starts_at) SELECT id, now() - interval '1 day' FROM books;
 INSERT INTO video_assets (book_id, status, duration_seconds, has_captions) SELECT id, 'ready', 340, true FROM books;
+-- For the rights calendar: a draft (kept out of the parent API's lists) whose rights end on the
+-- last day of 2026 and start again on the second of 2027.
+INSERT INTO publishers (name) VALUES ('E2E Press');
+INSERT INTO books (title, author, status, age_min, age_max, publisher_id)
+  SELECT 'E2E Calendar', 'Cal', 'draft', 2, 6, id FROM publishers WHERE name = 'E2E Press';
+INSERT INTO rights_windows (book_id, starts_at, ends_at)
+  SELECT id, timestamptz '2026-10-01T00:00Z', timestamptz '2026-12-31T12:00Z' FROM books WHERE title = 'E2E Calendar'
+  UNION ALL SELECT id, timestamptz '2027-01-02T09:00Z', NULL FROM books WHERE title = 'E2E Calendar';
 SQL
 
 start_app .build/e2e-server.log

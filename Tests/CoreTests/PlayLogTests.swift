@@ -50,6 +50,8 @@ struct PlayLogTests {
             let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(day) * 86_400))
             let (year, month, dayOfMonth) = CivilDays.date(of: day)
             #expect((year, month, dayOfMonth) == (c.year!, c.month!, c.day!), "day \(day)")
+            #expect(CivilDays.days(year: year, month: month, day: dayOfMonth) == day)
+            #expect(CivilDays.weekday(of: day) == (calendar.component(.weekday, from: Date(timeIntervalSince1970: Double(day) * 86_400)) + 5) % 7)
         }
     }
 

@@ -190,6 +190,59 @@ class ConsoleTest(unittest.TestCase):
               .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.name);""")
         self.assertEqual([], unlabeled)
 
+    def test_7_rights_calendar_across_a_year_boundary(self):
+        d = self.driver
+        self.sign_in("viewer@e2e.test", "viewer password")
+        self.submit(d.find_element(By.LINK_TEXT, "Rights calendar"))
+        self.assertIn("Rights calendar", d.find_element(By.TAG_NAME, "h1").text)
+        self.assertTrue(d.find_elements(By.CSS_SELECTOR, "table.calendar td.today"))
+        d.get(BASE + "/admin/rights/calendar?month=2026-12")
+        self.assertEqual("Rights calendar: December 2026", d.find_element(By.TAG_NAME, "h1").text)
+        self.assertEqual(6, len(d.find_elements(By.CSS_SELECTOR, "table.calendar tbody tr")))
+        last_day = d.find_element(By.CSS_SELECTOR, "a.day-number[aria-label^='2026-12-31']").find_element(By.XPATH, "..")
+        self.assertIn("E2E Calendar", last_day.text)
+        self.assertIn("▼", last_day.text)
+        self.assertTrue(d.find_elements(By.XPATH, "//ul[@class='legend']/li[contains(., 'E2E Press')]"))
+        self.submit(d.find_element(By.PARTIAL_LINK_TEXT, "Next month"))
+        self.assertEqual("Rights calendar: January 2027", d.find_element(By.TAG_NAME, "h1").text)
+        # the grid's first row shows the last days of December, marked as outside the month
+        self.assertIn("outside", d.find_element(By.CSS_SELECTOR, "a.day-number[aria-label^='2026-12-31']").find_element(By.XPATH, "..").get_attribute("class"))
+        self.submit(d.find_element(By.PARTIAL_LINK_TEXT, "Previous month"))
+        self.assertEqual("Rights calendar: December 2026", d.find_element(By.TAG_NAME, "h1").text)
+        self.submit(d.find_element(By.PARTIAL_LINK_TEXT, "Next month"))
+        # at 200 % zoom the grid still fits the window
+        d.execute_script("document.body.style.zoom = '200%'")
+        self.assertTrue(d.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1"))
+        d.execute_script("document.body.style.zoom = ''")
+        self.submit(d.find_element(By.CSS_SELECTOR, "a.day-number[aria-label^='2027-01-02']"))
+        self.assertIn("2027-01-02", d.find_element(By.TAG_NAME, "h1").text)
+        row = d.find_element(By.XPATH, "//tr[td/a[text()='E2E Calendar']]")
+        self.assertIn("Starts", row.text)
+        self.assertIn("E2E Press", row.text)
+        self.submit(row.find_element(By.LINK_TEXT, "E2E Calendar"))
+        self.assertIn("E2E Calendar", d.find_element(By.TAG_NAME, "h1").text)
+
+    def test_8_revert_an_edit_from_the_audit_log(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=gamma")
+        self.submit(d.find_element(By.LINK_TEXT, "E2E Gamma"))
+        self.submit(d.find_element(By.LINK_TEXT, "Edit"))
+        self.fill("field-title", "E2E Gamma Renamed")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
+        book_url = d.current_url
+        d.get(BASE + "/admin/audit?table=books")
+        row = d.find_element(By.XPATH, "//tr[td[text()='update']][.//del[text()='E2E Gamma']]")
+        self.submit(row.find_element(By.LINK_TEXT, "Revert…"))
+        self.assertIn("Sets title", d.find_element(By.TAG_NAME, "main").text)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Yes, revert']"))
+        self.assertIn("was reverted", d.find_element(By.CLASS_NAME, "flash").text)
+        self.assertEqual(book_url, d.current_url)
+        self.assertIn("E2E Gamma", d.find_element(By.TAG_NAME, "h1").text)
+        self.assertNotIn("Renamed", d.find_element(By.TAG_NAME, "h1").text)
+        d.get(BASE + "/admin/audit?table=books")
+        self.assertTrue(d.find_elements(By.XPATH, "//tr/td[starts-with(text(), 'revert #')]"))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -11,6 +11,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
         try signedIn.register(collection: PlaysReportController())
+        try signedIn.register(collection: RightsCalendarController())
         try signedIn.register(collection: PasswordController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))

@@ -121,6 +121,19 @@ public enum CivilDays {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// The day number of a date (H. Hinnant's `days_from_civil`).
+    public static func days(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// 0 for Monday … 6 for Sunday.
+    public static func weekday(of days: Int) -> Int { ((days % 7) + 7 + 3) % 7 }
+
     /// `YYYY-MM-DD`.
     public static func text(of days: Int) -> String {
         let (year, month, day) = date(of: days)

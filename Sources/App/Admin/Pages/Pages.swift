@@ -34,7 +34,8 @@ struct LayoutView: Encodable {
         let resources = ResourceRegistry.navigation.filter { !$0.requiresAdmin || user?.isAdmin == true }
         let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
             + resources.filter { !$0.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
-            + [("Most played", AdminPath.playsReport, "reports"), ("Audit log", AdminPath.audit, "audit")]
+            + [("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
+               ("Audit log", AdminPath.audit, "audit")]
             + resources.filter(\.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()

@@ -1,0 +1,139 @@
+import Core
+import SQLKit
+import Vapor
+
+/// `/admin/rights/calendar?month=YYYY-MM`: the rights windows starting and ending each day of a
+/// Monday-first 6×7 month grid (days in UTC, as every console time), as publisher-coloured
+/// marks — at most four a day, then "+N" — with a legend; `/admin/rights/calendar/YYYY-MM-DD`
+/// lists one day's windows with links to their books. Server-rendered, no script.
+struct RightsCalendarController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(AdminPath.segments(AdminPath.rightsCalendar), use: month)
+        routes.get(AdminPath.segments(AdminPath.rightsCalendar) + [":date"], use: day)
+    }
+
+    static let shownPerDay = 4
+    /// Colours (CSS classes `publisher-0` … `publisher-11`): a publisher's is fixed by its id.
+    static let colours = 12
+
+    struct Mark: Encodable { let kind: String; let title: String; let publisher: String; let colour: String; let href: String }
+    struct DayCell: Encodable {
+        let date: String
+        let number: Int
+        let inMonth: Bool
+        let today: Bool
+        let href: String
+        let marks: [Mark]
+        let more: Int
+        let label: String
+    }
+    struct LegendItem: Encodable { let publisher: String; let colour: String }
+    struct MonthPage: Encodable {
+        let layout: LayoutView
+        let heading: String
+        let weeks: [[DayCell]]
+        let legend: [LegendItem]
+        let previousURL: String
+        let nextURL: String
+        let todayURL: String
+        let weekdays: [String]
+    }
+    struct Row: Encodable { let kind: String; let at: String; let title: String; let href: String; let publisher: String; let status: String; let window: String }
+    struct DayPage: Encodable {
+        let layout: LayoutView
+        let heading: String
+        let rows: [Row]
+        let monthURL: String
+    }
+
+    private struct Event {
+        let kind: String, day: Int, at: String, bookID: Int, title: String, status: String
+        let publisherID: Int?, publisher: String, window: String
+    }
+
+    static func colour(_ publisherID: Int?) -> String { publisherID.map { "publisher-\($0 % colours)" } ?? "publisher-none" }
+
+    static func monthURL(year: Int, month: Int) -> String {
+        AdminPath.rightsCalendar + "?month=" + CivilDays.monthText(year: year, month: month)
+    }
+
+    /// Windows starting or ending in `first ..< first + days` (day numbers, UTC), by day, then
+    /// starts before ends, then publisher and title.
+    private func events(first: Int, days: Int, on sql: any SQLDatabase) async throws -> [Event] {
+        let from = Date(timeIntervalSince1970: Double(first) * 86_400), to = Date(timeIntervalSince1970: Double(first + days) * 86_400)
+        let rows = try await sql.raw("""
+            SELECT e.kind, e.at, b.id AS book_id, b.title, b.status, p.id AS publisher_id, COALESCE(p.name, 'No publisher') AS publisher,
+                   to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' → ' ||
+                   COALESCE(to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'open-ended') AS window
+              FROM rights_windows r
+              CROSS JOIN LATERAL (VALUES ('starts', r.starts_at), ('ends', r.ends_at)) e(kind, at)
+              JOIN books b ON b.id = r.book_id LEFT JOIN publishers p ON p.id = b.publisher_id
+             WHERE e.at >= \(bind: from) AND e.at < \(bind: to)
+             ORDER BY e.at::date, e.kind DESC, p.name NULLS LAST, lower(b.title), b.id
+            """).all()
+        return try rows.map { row in
+            let at = try row.decode(column: "at", as: Date.self)
+            return Event(kind: try row.decode(column: "kind", as: String.self), day: CivilDays.day(of: at, offset: 0),
+                         at: CivilDays.text(of: CivilDays.day(of: at, offset: 0)), bookID: try row.decode(column: "book_id", as: Int.self),
+                         title: try row.decode(column: "title", as: String.self), status: try row.decode(column: "status", as: String.self),
+                         publisherID: try row.decode(column: "publisher_id", as: Int?.self), publisher: try row.decode(column: "publisher", as: String.self),
+                         window: try row.decode(column: "window", as: String.self))
+        }
+    }
+
+    @Sendable
+    func month(req: Request) async throws -> View {
+        let query = QueryParameters(query: req.url.query)
+        let today = CivilDays.today(in: .gmt)
+        let (thisYear, thisMonth, _) = CivilDays.date(of: today)
+        // An unreadable month shows this one (a console page, not an API: no error needed).
+        let chosen = ((try? query.value("month")) ?? nil).flatMap(Instants.month) ?? (thisYear, thisMonth)
+        let firstOfMonth = CivilDays.days(year: chosen.year, month: chosen.month, day: 1)
+        let first = firstOfMonth - CivilDays.weekday(of: firstOfMonth)
+        let events = try await events(first: first, days: 42, on: req.sql)
+        let byDay = Dictionary(grouping: events, by: \.day)
+        let cells = (0..<42).map { offset -> DayCell in
+            let day = first + offset
+            let (_, month, number) = CivilDays.date(of: day)
+            let all = byDay[day] ?? []
+            let marks = all.prefix(Self.shownPerDay).map {
+                Mark(kind: $0.kind, title: $0.title, publisher: $0.publisher, colour: Self.colour($0.publisherID),
+                     href: AdminPath.record("books", $0.bookID))
+            }
+            let starts = all.filter { $0.kind == "starts" }.count
+            let label = all.isEmpty ? "no changes" : "\(starts) starting, \(all.count - starts) ending"
+            return DayCell(date: CivilDays.text(of: day), number: number, inMonth: month == chosen.month, today: day == today,
+                           href: AdminPath.rightsCalendar + "/" + CivilDays.text(of: day), marks: Array(marks),
+                           more: max(0, all.count - Self.shownPerDay), label: label)
+        }
+        var legend: [Int?: String] = [:]
+        for event in events { legend[event.publisherID] = event.publisher }
+        let previous = chosen.month == 1 ? (chosen.year - 1, 12) : (chosen.year, chosen.month - 1)
+        let next = chosen.month == 12 ? (chosen.year + 1, 1) : (chosen.year, chosen.month + 1)
+        let names = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+        let page = MonthPage(
+            layout: LayoutView(req, title: "Rights calendar", section: "rights"),
+            heading: "\(names[chosen.month - 1]) \(chosen.year)",
+            weeks: stride(from: 0, to: 42, by: 7).map { Array(cells[$0..<$0 + 7]) },
+            legend: legend.sorted { ($0.value.lowercased(), $0.key ?? 0) < ($1.value.lowercased(), $1.key ?? 0) }
+                .map { LegendItem(publisher: $0.value, colour: Self.colour($0.key)) },
+            previousURL: Self.monthURL(year: previous.0, month: previous.1), nextURL: Self.monthURL(year: next.0, month: next.1),
+            todayURL: Self.monthURL(year: thisYear, month: thisMonth),
+            weekdays: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+        return try await req.view.render("rights_calendar", page)
+    }
+
+    @Sendable
+    func day(req: Request) async throws -> View {
+        guard let text = req.parameters.get("date"), let date = Instants.day(text) else { throw Abort(.notFound) }
+        let day = CivilDays.days(year: date.year, month: date.month, day: date.day)
+        let rows = try await events(first: day, days: 1, on: req.sql).map {
+            Row(kind: $0.kind == "starts" ? "Starts" : "Ends", at: $0.at, title: $0.title, href: AdminPath.record("books", $0.bookID),
+                publisher: $0.publisher, status: $0.status, window: $0.window)
+        }
+        let page = DayPage(layout: LayoutView(req, title: "Rights on \(text)", section: "rights"),
+                           heading: "Rights windows starting and ending on \(text) (UTC)", rows: rows,
+                           monthURL: Self.monthURL(year: date.year, month: date.month))
+        return try await req.view.render("rights_day", page)
+    }
+}
