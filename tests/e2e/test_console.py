@@ -243,6 +243,27 @@ class ConsoleTest(unittest.TestCase):
         d.get(BASE + "/admin/audit?table=books")
         self.assertTrue(d.find_elements(By.XPATH, "//tr/td[starts-with(text(), 'revert #')]"))
 
+    def test_9_select_all_matching_dry_run_then_job_then_audit(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=e2e")
+        Select(d.find_element(By.ID, "batch-action")).select_by_visible_text("Change status")
+        Select(d.find_element(By.ID, "target-set_status")).select_by_visible_text("Archived")
+        d.find_element(By.XPATH, "//label[contains(., 'Everything matching this filter')]/input").click()
+        self.submit(d.find_element(By.XPATH, "//button[text()='Apply to selected']"))
+        self.assertIn("This will change 5 books", d.find_element(By.CSS_SELECTOR, "p.warning").text)
+        confirmation = d.current_window_handle                         # the dry run changed nothing:
+        d.switch_to.new_window("tab")
+        d.get(BASE + "/admin/books?q=e2e&status=archived")
+        self.assertIn("Nothing matches.", d.page_source)
+        d.close()
+        d.switch_to.window(confirmation)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Yes, change 5 books']"))
+        WebDriverWait(d, 20).until(lambda driver: "Done." in driver.find_element(By.ID, "batch-state").text)
+        self.assertEqual("5 of 5", d.find_element(By.ID, "batch-count").text)
+        self.submit(d.find_element(By.LINK_TEXT, "Audit log"))
+        self.assertEqual(5, len(d.find_elements(By.XPATH, "//tr[td[text()='batch: change status']]")))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -13,6 +13,7 @@ enum AdminPath {
     static let audit = path("audit")
     static let playsReport = path("reports", "plays")
     static let rightsCalendar = path("rights", "calendar")
+    static let batches = path("batches")
     static let ownPassword = path("account", "password")
     /// The console's public files (served beside it, not under it).
     static let stylesheet = "/admin.css"

@@ -12,6 +12,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: AuditController())
         try signedIn.register(collection: PlaysReportController())
         try signedIn.register(collection: RightsCalendarController())
+        try signedIn.register(collection: BatchJobController())
         try signedIn.register(collection: PasswordController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))

@@ -87,6 +87,8 @@ struct PaginationView: Encodable {
 struct BatchView: Encodable {
     let actions: [OptionView]
     let targets: [TargetView]
+    let matchingLabel: String?
+    let matchingQuery: String
     struct TargetView: Encodable { let action: String; let label: String; let options: [OptionView] }
 }
 

@@ -43,7 +43,9 @@ extension ResourceController {
         return response
     }
 
-    /// A batch action on the selected rows, in one transaction, back to the list it came from.
+    /// A batch action on the selected rows, in one transaction, back to the list it came from; or
+    /// (`scope=matching`) on everything the list's filter matches: first a dry run that counts
+    /// them and asks, then (`confirmed`) a job in chunks with a progress page (`BatchJobs`).
     @Sendable
     func batch(req: Request) async throws -> Response {
         try requireWriter(req)
@@ -55,14 +57,18 @@ extension ResourceController {
             req.adminSession.flash("Choose an action for the selected rows.")
             return req.redirect(to: back)
         }
-        let ids = Array(Set(form.values("ids[]").compactMap(Int.init).filter { $0 > 0 })).sorted()
-        guard !ids.isEmpty else {
-            req.adminSession.flash("Select at least one row first.")
-            return req.redirect(to: back)
-        }
         let target = form.value("target_\(action.name)").flatMap { $0.isEmpty ? nil : $0 }
         if action.target != nil && target == nil {
             req.adminSession.flash("Choose a \(action.targetLabel?.lowercased() ?? "target") for “\(action.label)”.")
+            return req.redirect(to: back)
+        }
+        if form.value("scope") == "matching", resource.parent == nil {
+            return try await batchMatching(req, store: store, action: action, target: target, filter: form.value("matching_query") ?? "",
+                                           confirmed: form.value("confirmed") == "yes")
+        }
+        let ids = Array(Set(form.values("ids[]").compactMap(Int.init).filter { $0 > 0 })).sorted()
+        guard !ids.isEmpty else {
+            req.adminSession.flash("Select at least one row first.")
             return req.redirect(to: back)
         }
         let audit = AuditWriter(staff: try req.staff)
@@ -75,5 +81,50 @@ extension ResourceController {
             req.adminSession.flash("Nothing changed: that \(action.targetLabel?.lowercased() ?? "choice") does not exist any more.")
         }
         return req.redirect(to: back)
+    }
+
+    struct BatchConfirmPage: Encodable {
+        struct Field: Encodable { let name: String; let value: String }
+        let layout: LayoutView
+        let heading: String
+        let message: String
+        let action: String
+        let fields: [Field]
+        let cancelURL: String
+        let button: String
+    }
+
+    private func batchMatching(_ req: Request, store: ResourceStore, action: AdminBatchAction, target: String?, filter text: String,
+                               confirmed: Bool) async throws -> Response {
+        // Only what ListRequest understands is kept of the filter (it is stored with the job).
+        let request = ListRequest(resource, query: text)
+        let filter = QueryParameters(pairs: request.query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
+        let back = paths(store).list + (filter.isEmpty ? "" : "?" + filter)
+        let total = try await BatchJobs.count(request, store: store)
+        var targetName: String?
+        if let kind = action.target, let target {
+            var lookups = LookupCache(sql: req.sql)
+            targetName = try await lookups.choices(kind)?.first { $0.value == target }?.label ?? target
+        }
+        let label = action.label + (targetName.map { " “\($0)”" } ?? "")
+        guard total > 0 else {
+            req.adminSession.flash("Nothing matches this filter: nothing to change.")
+            return req.redirect(to: back)
+        }
+        if confirmed {
+            let job = try await BatchJobs.start(resource: resource, action: action, label: label, target: target,
+                                                filter: filter, total: total, staff: try req.staff, app: req.application)
+            return req.redirect(to: AdminPath.batches + "/\(job)")
+        }
+        let noun = total == 1 ? resource.singular.lowercased() : resource.plural.lowercased()
+        var fields = [BatchConfirmPage.Field(name: "action", value: action.name), .init(name: "scope", value: "matching"),
+                      .init(name: "confirmed", value: "yes"), .init(name: "return_to", value: back), .init(name: "matching_query", value: filter)]
+        if let target { fields.append(.init(name: "target_\(action.name)", value: target)) }
+        let page = BatchConfirmPage(
+            layout: LayoutView(req, title: "\(action.label): \(total) \(noun)", section: resource.section),
+            heading: "\(label) — every \(resource.singular.lowercased()) matching \(BatchJobs.describe(request, of: resource))",
+            message: "This will change \(total.formatted()) \(noun) (those it does not apply to are left as they are), \(BatchJobs.chunk.formatted()) at a time, each one in the audit log.",
+            action: paths(store).batch, fields: fields, cancelURL: back, button: "Yes, change \(total.formatted()) \(noun)")
+        return try await req.view.render("batch_confirm", page).encodeResponse(for: req)
     }
 }

@@ -1,3 +1,4 @@
+import Core
 import SQLKit
 import Vapor
 
@@ -33,7 +34,8 @@ struct ResourceListing {
                 options: ([Choice(value: "", label: "Any")] + (options ?? [])).map { OptionView(value: $0.value, label: $0.label, selected: $0.value == current) },
                 value: current))
         }
-        let batch = staff.canEdit && !resource.batchActions.isEmpty ? try await batchView(&lookups) : nil
+        let countText = countText(total, exact: exact, capped: capped)
+        let batch = staff.canEdit && !resource.batchActions.isEmpty ? try await batchView(&lookups, countText: countText) : nil
         let parentName = try await store.parentName()
         let canWrite = resource.requiresAdmin ? staff.isAdmin : staff.canEdit
         return ListPage(
@@ -48,13 +50,14 @@ struct ResourceListing {
             batchURL: batch == nil ? nil : path.batch,
             search: request.search, searchLabel: resource.search?.label, hasSearch: resource.search != nil,
             filters: filters, headers: headers(), rows: views,
-            countText: countText(total, exact: exact, capped: capped),
+            countText: countText,
             pagination: pagination(hasNext: hasNext, lastPage: exact && !capped ? max(1, (total + request.perPage - 1) / request.perPage) : nil),
             batch: batch, hidden: hidden(),
             perPageOptions: ListRequest.perPageChoices.map { OptionView(value: String($0), label: String($0), selected: $0 == request.perPage) })
     }
 
-    private func batchView(_ lookups: inout LookupCache) async throws -> BatchView {
+    /// The batch controls; "everything matching" (not for nested lists) carries the filter, not the page.
+    private func batchView(_ lookups: inout LookupCache, countText: String) async throws -> BatchView {
         var targets: [BatchView.TargetView] = []
         for action in resource.batchActions {
             if let kind = action.target, let options = try await lookups.choices(kind) {
@@ -62,7 +65,9 @@ struct ResourceListing {
                                      options: ([Choice(value: "", label: "Choose…")] + options).map { OptionView(value: $0.value, label: $0.label, selected: false) }))
             }
         }
-        return BatchView(actions: resource.batchActions.map { OptionView(value: $0.name, label: $0.label, selected: false) }, targets: targets)
+        let filter = QueryParameters(pairs: request.query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
+        return BatchView(actions: resource.batchActions.map { OptionView(value: $0.name, label: $0.label, selected: false) }, targets: targets,
+                         matchingLabel: resource.parent == nil ? "Everything matching this filter (\(countText))" : nil, matchingQuery: filter)
     }
 
     private func headers() -> [HeaderView] {

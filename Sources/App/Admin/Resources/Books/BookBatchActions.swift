@@ -3,7 +3,7 @@ import SQLKit
 extension AdminResource {
     /// Select rows (or all matching), pick an action: each runs through `BatchChange`, which
     /// snapshots and audits what really changed.
-    static let bookBatchActions = [
+    static let bookBatchActions: [AdminBatchAction] = [
         AdminBatchAction(name: "add_category", label: "Add to category", target: .lookup(.categories), targetLabel: "Category") { ids, target, batch in
             guard let category = target.flatMap(Int.init) else { return "Choose a category." }
             let added = try await batch.audited("add to category", ids) { sql in
@@ -35,7 +35,29 @@ extension AdminResource {
             }
             return "\(books(changed.count)) changed to \(status)."
         },
+        AdminBatchAction(name: "shift_rights_end", label: "Extend or shorten rights", target: .choices(rightsShifts), targetLabel: "By") { ids, target, batch in
+            guard let days = target.flatMap(Int.init), rightsShifts.contains(where: { $0.value == target }) else { return "Choose by how many days." }
+            // The window that ends last; an open-ended one has nothing to move, and an end may not
+            // come before its window's start.
+            let shifted = try await batch.audited(days > 0 ? "extend rights" : "shorten rights", ids) { sql in
+                try await sql.raw("""
+                    WITH last AS (
+                        SELECT DISTINCT ON (r.book_id) r.id, r.starts_at, r.ends_at FROM rights_windows r
+                         WHERE r.book_id = ANY(\(bind: ids)::bigint[]) ORDER BY r.book_id, r.ends_at DESC NULLS FIRST, r.id DESC)
+                    UPDATE rights_windows w SET ends_at = last.ends_at + make_interval(days => \(bind: days)::int)
+                      FROM last WHERE w.id = last.id AND last.ends_at IS NOT NULL AND last.ends_at + make_interval(days => \(bind: days)::int) > last.starts_at
+                    RETURNING w.book_id
+                    """).all().map { try $0.decode(column: "book_id", as: Int.self) }
+            }
+            let skipped = ids.count - shifted.count
+            return "\(books(shifted.count)): rights \(days > 0 ? "extended" : "shortened") by \(abs(days)) \(abs(days) == 1 ? "day" : "days")"
+                + (skipped > 0 ? " (\(books(skipped)) left as they were: open-ended, no window, or the end would come before the start)." : ".")
+        },
     ]
+
+    static let rightsShifts: [Choice] = [-90, -30, -7, -1, 1, 7, 30, 90, 365].map {
+        Choice(value: String($0), label: $0 > 0 ? "+\($0) days" : "\($0) days")
+    }
 
     private static func books(_ n: Int) -> String { "\(n) \(n == 1 ? "book" : "books")" }
 }

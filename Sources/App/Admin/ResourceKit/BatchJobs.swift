@@ -1,0 +1,134 @@
+import FluentKit
+import SQLKit
+import Vapor
+
+/// A batch action over everything a list's filter matches ("select all N matching"): confirmed
+/// after a dry-run count, then run by this instance in chunks of `chunk` records in id order,
+/// each chunk one transaction through the action's `BatchChange` (so every record it changes
+/// has its audit row), with progress in `batch_jobs` for any instance to show.
+enum BatchJobs {
+    static let chunk = 1_000
+    /// A running job with no progress for this long has lost its instance.
+    static let stalledAfter: TimeInterval = 120
+
+    /// What a list's filter says, for the confirmation and the job page.
+    static func describe(_ request: ListRequest, of resource: AdminResource) -> String {
+        var parts: [String] = []
+        if let search = request.search { parts.append("search “\(search)”") }
+        for filter in resource.filters {
+            if let value = request.filterValues[filter.name] { parts.append("\(filter.label): \(value)") }
+        }
+        return parts.isEmpty ? "all \(resource.plural.lowercased())" : parts.joined(separator: "; ")
+    }
+
+    /// The exact number of records the filter matches now (the dry run).
+    static func count(_ request: ListRequest, store: ResourceStore) async throws -> Int {
+        try await store.sql.number("SELECT count(*) AS n FROM (\(store.matching(request).column(ResourceStore.id).select)) x")
+    }
+
+    /// Records the job and starts it on this instance; its id.
+    static func start(resource: AdminResource, action: AdminBatchAction, label: String, target: String?, filter: String, total: Int,
+                      staff: StaffUser, app: Application) async throws -> Int {
+        let counter = app.queryCounter
+        let sql = app.db.sql(counting: counter)
+        let id = try await sql.raw("""
+            INSERT INTO batch_jobs (staff_user_id, staff_email, resource, action, action_label, target, filter, total)
+            VALUES (\(bind: staff.id), \(bind: staff.email), \(bind: resource.slug), \(bind: action.name), \(bind: label),
+                    \(bind: target), \(bind: filter), \(bind: total)) RETURNING id
+            """).first()!.decode(column: "id", as: Int.self)
+        let logger = app.logger
+        let database = app.db
+        Task {
+            do {
+                try await run(job: id, resource: resource, action: action, target: target, filter: filter, staff: staff, on: database, counter: counter)
+            } catch {
+                logger.error("batch job \(id) failed: \(String(reflecting: error))")
+                try? await database.sql(counting: counter).raw("""
+                    UPDATE batch_jobs SET status = 'failed', message = \(bind: "Stopped by an error; the chunks before it are done."), updated_at = now()
+                     WHERE id = \(bind: id)
+                    """).run()
+            }
+        }
+        return id
+    }
+
+    private static func run(job: Int, resource: AdminResource, action: AdminBatchAction, target: String?, filter: String,
+                            staff: StaffUser, on database: any Database, counter: QueryCounter) async throws {
+        let request = ListRequest(resource, query: filter)
+        let audit = AuditWriter(staff: staff)
+        let sql = database.sql(counting: counter)
+        var lastID = 0, processed = 0
+        var messages: [String] = []
+        while true {
+            let store = ResourceStore(resource: resource, parentID: nil, sql: sql)
+            let ids = try await store.matching(request).column(ResourceStore.id).where(ResourceStore.id, .greaterThan, SQLBind(lastID))
+                .orderBy(ResourceStore.id).limit(chunk).all().map { try $0.decode(column: "id", as: Int.self) }
+            guard let last = ids.last else { break }
+            let message = try await database.transaction { db in
+                let sql = db.sql(counting: counter)
+                return try await action.run(ids, target, BatchChange(store: ResourceStore(resource: resource, parentID: nil, sql: sql), sql: sql, audit: audit))
+            }
+            messages.append(message)
+            lastID = last
+            processed += ids.count
+            try await sql.raw("UPDATE batch_jobs SET processed = \(bind: processed), updated_at = now() WHERE id = \(bind: job)").run()
+        }
+        let summary = messages.count == 1 ? messages[0] : "\(processed) \(resource.plural.lowercased()) processed in \(messages.count) chunks."
+        try await sql.raw("""
+            UPDATE batch_jobs SET status = 'done', processed = \(bind: processed), message = \(bind: summary), updated_at = now() WHERE id = \(bind: job)
+            """).run()
+    }
+}
+
+/// `/admin/batches/:id`: a job's progress, refreshing itself every second while it runs (a meta
+/// refresh: no script).
+struct BatchJobController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(AdminPath.segments(AdminPath.batches) + [":job_id"], use: show)
+    }
+
+    struct Page: Encodable {
+        let layout: LayoutView
+        let heading: String
+        let filter: String
+        let who: String
+        let processed: Int
+        let total: Int
+        let state: String
+        let running: Bool
+        let message: String?
+        let listURL: String
+        let auditURL: String
+    }
+
+    @Sendable
+    func show(req: Request) async throws -> View {
+        guard let id = req.parameters.get("job_id").flatMap({ Int($0) }), id > 0,
+              let row = try await req.sql.raw("""
+                SELECT resource, action_label, filter, total, processed, status, message, staff_email,
+                       now() - updated_at > make_interval(secs => \(bind: BatchJobs.stalledAfter)) AS stalled
+                  FROM batch_jobs WHERE id = \(bind: id)
+                """).first(),
+              let resource = ResourceRegistry.all.first(where: { (try? row.decode(column: "resource", as: String.self)) == $0.slug })
+        else { throw Abort(.notFound) }
+        let status = try row.decode(column: "status", as: String.self)
+        let stalled = try row.decode(column: "stalled", as: Bool.self)
+        let processed = try row.decode(column: "processed", as: Int.self), total = try row.decode(column: "total", as: Int.self)
+        let state = switch status {
+        case "running" where stalled: "Interrupted: the instance running it stopped. What is done stays done; run the action again to finish."
+        case "running": "Running…"
+        case "done": "Done."
+        default: "Failed."
+        }
+        let filter = try row.decode(column: "filter", as: String.self)
+        let page = Page(
+            layout: LayoutView(req, title: "Batch #\(id)", section: resource.section),
+            heading: "\(try row.decode(column: "action_label", as: String.self)) — \(resource.plural.lowercased()) matching a filter",
+            filter: BatchJobs.describe(ListRequest(resource, query: filter), of: resource),
+            who: try row.decode(column: "staff_email", as: String.self), processed: processed, total: total, state: state,
+            running: status == "running" && !stalled, message: try row.decode(column: "message", as: String?.self),
+            listURL: AdminPath.list(resource.slug, query: filter.isEmpty ? "" : "?" + filter),
+            auditURL: AdminPath.audit + "?table=" + resource.table)
+        return try await req.view.render("batch_job", page)
+    }
+}
