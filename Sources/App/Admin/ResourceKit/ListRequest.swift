@@ -54,6 +54,11 @@ struct ListRequest: Sendable {
 
     var isFiltered: Bool { search != nil || !filterValues.isEmpty }
 
+    /// The query string of what the list selects — its search and filters, not its page or order.
+    var filterQuery: String {
+        QueryParameters(pairs: query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
+    }
+
     /// The query string of this list with `changes` applied (nil removes a parameter).
     func query(_ changes: [String: String?]) -> String {
         var pairs = query.pairs.filter { changes[$0.name] == nil && !$0.value.isEmpty }

@@ -98,7 +98,7 @@ extension ResourceController {
                                confirmed: Bool) async throws -> Response {
         // Only what ListRequest understands is kept of the filter (it is stored with the job).
         let request = ListRequest(resource, query: text)
-        let filter = QueryParameters(pairs: request.query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
+        let filter = request.filterQuery
         let back = paths(store).list + (filter.isEmpty ? "" : "?" + filter)
         let total = try await BatchJobs.count(request, store: store)
         var targetName: String?

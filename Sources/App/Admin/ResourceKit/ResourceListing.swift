@@ -1,4 +1,3 @@
-import Core
 import SQLKit
 import Vapor
 
@@ -65,9 +64,8 @@ struct ResourceListing {
                                      options: ([Choice(value: "", label: "Choose…")] + options).map { OptionView(value: $0.value, label: $0.label, selected: false) }))
             }
         }
-        let filter = QueryParameters(pairs: request.query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
         return BatchView(actions: resource.batchActions.map { OptionView(value: $0.name, label: $0.label, selected: false) }, targets: targets,
-                         matchingLabel: resource.parent == nil ? "Everything matching this filter (\(countText))" : nil, matchingQuery: filter)
+                         matchingLabel: resource.parent == nil ? "Everything matching this filter (\(countText))" : nil, matchingQuery: request.filterQuery)
     }
 
     private func headers() -> [HeaderView] {
