@@ -39,6 +39,26 @@ struct PlayLogDifferentialTests {
         let tied = try await InsightsController.statisticsInSQL(child: ben, period: .all, zone: "UTC", sql: app.sql)
         #expect(tied.favouriteCategory?.name == "Animals" && tied.mostActiveMonth == CivilDays.monthText(of: CivilDays.today(in: .gmt) - 20))
 
+        // Only plays added (as a play a second does): the log reads just those, and equals a full read.
+        let before = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
+        try await Self.insertPlays(app, child: child, books: books, count: 40)
+        var incremental: LoadedPlayLog?
+        let incrementalStatements = try await app.countQueries {
+            incremental = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: before, on: app.db, counter: app.queryCounter)
+        }
+        var full: LoadedPlayLog?
+        let fullStatements = try await app.countQueries {
+            full = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter)
+        }
+        #expect(incrementalStatements < fullStatements)
+        #expect(try #require(incremental).log.plays == (try #require(full)).log.plays)
+        #expect(incremental?.books == full?.books && incremental?.library == full?.library && incremental?.activity == full?.activity)
+        // A play updated in place (psql, say) is seen: the log is read again in full.
+        try await app.sql.raw("UPDATE plays SET position_seconds = position_seconds + 1 WHERE id = (SELECT min(id) FROM plays WHERE child_id = \(bind: child))").run()
+        let afterUpdate = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: full, on: app.db, counter: app.queryCounter))
+        let fresh = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
+        #expect(afterUpdate.log.plays == fresh.log.plays && afterUpdate.log.plays != full?.log.plays)
+
         // Changes: plays removed and added, the library changed, a category renamed.
         try await app.sql.raw("DELETE FROM plays WHERE id IN (SELECT id FROM plays WHERE child_id = \(bind: child) ORDER BY random() LIMIT 200)").run()
         try await Self.insertPlays(app, child: child, books: books, count: 300)

@@ -18,11 +18,17 @@ final class LoadedPlayLog: Sendable {
     let categories: [Int: InsightsController.StatsDTO.Category]
     let categoryRank: [Int: Int]
     let library: Set<Int>
+    let rewrites: Int
+    let categoryList: [(id: Int, dto: InsightsController.StatsDTO.Category)]
+    /// The highest play id in the log (0 for none).
+    let maxID: Int
     private let daysByZone = NIOLockedValueBox([String: [Int]]())
 
-    init(child: Int, activity: Int, catalogVersion: Int, log: PlayLog, books: [Int: BookRefDTO], categoriesOfBook: [Int: [Int]],
+    init(child: Int, activity: Int, catalogVersion: Int, rewrites: Int, log: PlayLog, books: [Int: BookRefDTO], categoriesOfBook: [Int: [Int]],
          categories: [(id: Int, dto: InsightsController.StatsDTO.Category)], library: Set<Int>) {
-        self.child = child; self.activity = activity; self.catalogVersion = catalogVersion; self.log = log
+        self.child = child; self.activity = activity; self.catalogVersion = catalogVersion; self.rewrites = rewrites; self.log = log
+        self.categoryList = categories
+        self.maxID = log.plays.map(\.id).max() ?? 0
         self.books = books; self.categoriesOfBook = categoriesOfBook; self.library = library
         self.categories = Dictionary(uniqueKeysWithValues: categories.map { ($0.id, $0.dto) })
         self.categoryRank = Dictionary(uniqueKeysWithValues: categories.enumerated().map { ($1.id, $0) })
@@ -42,49 +48,80 @@ final class LoadedPlayLog: Sendable {
     }
 
     /// Reads a child's log in one REPEATABLE READ snapshot; nil when it has more than `limit` plays.
-    static func read(child: Int, limit: Int, on database: any Database, counter: QueryCounter) async throws -> LoadedPlayLog? {
+    ///
+    /// With a `previous` log of the child, only what changed is read when the database says that
+    /// is enough: no play was updated or deleted since (`plays_rewrites`, kept by the plays'
+    /// trigger, `migrations/0017`) and the new plays (ids above the previous log's) make up the
+    /// count — then the books already known and, at the same catalog version, the categories are
+    /// kept. Otherwise everything is read again.
+    static func read(child: Int, limit: Int, previous: LoadedPlayLog? = nil, on database: any Database,
+                     counter: QueryCounter) async throws -> LoadedPlayLog? {
         try await database.transaction { db in
             let sql = db.sql(counting: counter)
             try await sql.raw("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").run()
             guard let state = try await sql.raw("""
-                SELECT c.activity, c.plays_count, s.version FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
+                SELECT c.activity, c.plays_count, c.plays_rewrites, s.version FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
                 """).first() else { return nil }
-            guard try state.decode(column: "plays_count", as: Int.self) <= limit else { return nil }
-            // One row of five arrays: decoding 10,000 rows column by column costs ~10 times more.
-            let columns = try await sql.raw("""
-                SELECT COALESCE(array_agg(id), '{}') AS ids, COALESCE(array_agg(book_id), '{}') AS books,
-                       COALESCE(array_agg(position_seconds), '{}') AS positions, COALESCE(array_agg(completed), '{}') AS completed,
-                       COALESCE(array_agg(played_at), '{}') AS played_at
-                  FROM plays WHERE child_id = \(bind: child)
-                """).first()!
-            let ids = try columns.decode(column: "ids", as: [Int].self), bookIDs = try columns.decode(column: "books", as: [Int].self)
-            let positions = try columns.decode(column: "positions", as: [Int].self)
-            let completed = try columns.decode(column: "completed", as: [Bool].self)
-            let playedAt = try columns.decode(column: "played_at", as: [Date].self)
-            let plays = ids.indices.map { i in
-                PlayLog.Play(id: ids[i], book: bookIDs[i], position: positions[i], completed: completed[i], playedAt: playedAt[i])
+            let count = try state.decode(column: "plays_count", as: Int.self)
+            guard count <= limit else { return nil }
+            let rewrites = try state.decode(column: "plays_rewrites", as: Int.self)
+            let version = try state.decode(column: "version", as: Int.self)
+            var plays: [PlayLog.Play]
+            var known = previous.map { $0.catalogVersion == version ? $0.books : [:] } ?? [:]
+            var categoriesOfBook = previous.map { $0.catalogVersion == version ? $0.categoriesOfBook : [:] } ?? [:]
+            if let previous, previous.rewrites == rewrites,
+               case let added = try await readPlays(child: child, after: previous.maxID, on: sql), previous.log.count + added.count == count {
+                plays = previous.log.plays + added
+            } else {
+                plays = try await readPlays(child: child, after: 0, on: sql)
+                known = [:]
+                categoriesOfBook = [:]
             }
-            var books: [Int: BookRefDTO] = [:], categoriesOfBook: [Int: [Int]] = [:]
-            for row in try await sql.raw("""
-                SELECT \(BookRefDTO.columns), ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id) AS categories
-                  FROM books b LEFT JOIN video_assets v ON v.book_id = b.id
-                 WHERE b.id = ANY(\(bind: Array(Set(bookIDs))))
-                """).all() {
-                let book = try BookRefDTO(row: row)
-                books[book.id] = book
-                categoriesOfBook[book.id] = try row.decode(column: "categories", as: [Int].self)
+            let missing = Set(plays.map(\.book)).subtracting(known.keys)
+            if !missing.isEmpty {
+                for row in try await sql.raw("""
+                    SELECT \(BookRefDTO.columns), ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id) AS categories
+                      FROM books b LEFT JOIN video_assets v ON v.book_id = b.id
+                     WHERE b.id = ANY(\(bind: Array(missing)))
+                    """).all() {
+                    let book = try BookRefDTO(row: row)
+                    known[book.id] = book
+                    categoriesOfBook[book.id] = try row.decode(column: "categories", as: [Int].self)
+                }
             }
             let library = try await sql.raw("SELECT book_id FROM library_entries WHERE child_id = \(bind: child)").all()
                 .map { try $0.decode(column: "book_id", as: Int.self) }
-            let categories = try await sql.raw("SELECT id, name, slug FROM categories ORDER BY display_order, name, id").all().map { row in
-                let id = try row.decode(column: "id", as: Int.self)
-                return (id: id, dto: InsightsController.StatsDTO.Category(
-                    id: id, name: try row.decode(column: "name", as: String.self), slug: try row.decode(column: "slug", as: String.self)))
+            let categories: [(id: Int, dto: InsightsController.StatsDTO.Category)]
+            if let previous, previous.catalogVersion == version {
+                categories = previous.categoryList
+            } else {
+                categories = try await sql.raw("SELECT id, name, slug FROM categories ORDER BY display_order, name, id").all().map { row in
+                    let id = try row.decode(column: "id", as: Int.self)
+                    return (id: id, dto: InsightsController.StatsDTO.Category(
+                        id: id, name: try row.decode(column: "name", as: String.self), slug: try row.decode(column: "slug", as: String.self)))
+                }
             }
-            return LoadedPlayLog(child: child, activity: try state.decode(column: "activity", as: Int.self),
-                                 catalogVersion: try state.decode(column: "version", as: Int.self),
-                                 log: PlayLog(plays), books: books, categoriesOfBook: categoriesOfBook,
+            return LoadedPlayLog(child: child, activity: try state.decode(column: "activity", as: Int.self), catalogVersion: version,
+                                 rewrites: rewrites, log: PlayLog(plays), books: known, categoriesOfBook: categoriesOfBook,
                                  categories: categories, library: Set(library))
+        }
+    }
+
+    /// The child's plays with ids above `id`, as one row of five arrays (decoding 10,000 rows
+    /// column by column costs ~10 times more).
+    private static func readPlays(child: Int, after id: Int, on sql: any SQLDatabase) async throws -> [PlayLog.Play] {
+        let columns = try await sql.raw("""
+            SELECT COALESCE(array_agg(id), '{}') AS ids, COALESCE(array_agg(book_id), '{}') AS books,
+                   COALESCE(array_agg(position_seconds), '{}') AS positions, COALESCE(array_agg(completed), '{}') AS completed,
+                   COALESCE(array_agg(played_at), '{}') AS played_at
+              FROM plays WHERE child_id = \(bind: child) AND id > \(bind: id)
+            """).first()!
+        let ids = try columns.decode(column: "ids", as: [Int].self), bookIDs = try columns.decode(column: "books", as: [Int].self)
+        let positions = try columns.decode(column: "positions", as: [Int].self)
+        let completed = try columns.decode(column: "completed", as: [Bool].self)
+        let playedAt = try columns.decode(column: "played_at", as: [Date].self)
+        return ids.indices.map { i in
+            PlayLog.Play(id: ids[i], book: bookIDs[i], position: positions[i], completed: completed[i], playedAt: playedAt[i])
         }
     }
 }
@@ -128,7 +165,8 @@ final class ChildPlayLogs: Sendable {
         let task = state.withLockedValue { state -> Task<LoadedPlayLog?, any Error> in
             if let loading = state.entries[child.id]?.loading, loading != pending { return loading }
             let counter = app.queryCounter, db = app.db
-            let task = Task { try await LoadedPlayLog.read(child: child.id, limit: Self.perChildLimit, on: db, counter: counter) }
+            let previous = state.entries[child.id]?.log
+            let task = Task { try await LoadedPlayLog.read(child: child.id, limit: Self.perChildLimit, previous: previous, on: db, counter: counter) }
             state.entries[child.id, default: Entry(lastUse: state.clock)].loading = task
             return task
         }
