@@ -88,6 +88,7 @@ struct AuditRevert: Sendable {
                     """).run()
             }
             if fields.contains("category_ids") { try await restoreCategories(on: transaction, replacing: true) }
+            if fields.contains("rights_windows") { try await restoreWindows(before["rights_windows"] as? [Any] ?? [], on: transaction, replacing: true) }
         case .delete:
             guard current[recordID] != nil else { throw Refused(message: "\(resource.singular) #\(recordID) is already gone.") }
             try await transaction.raw("DELETE FROM \(table) WHERE id = \(bind: recordID)").run()
@@ -101,16 +102,24 @@ struct AuditRevert: Sendable {
             if before["category_ids"] != nil { try await restoreCategories(on: transaction, replacing: false) }
             if let windows = before["rights_windows"] as? [Any], !windows.isEmpty {
                 // The book's rights windows went with it (ON DELETE CASCADE): they come back too.
-                let columns = SQLList(try await Self.writableColumns("rights_windows", on: transaction).map { SQLIdentifier($0) })
-                let data = try JSONSerialization.data(withJSONObject: windows)
-                try await transaction.raw("""
-                    INSERT INTO rights_windows (\(columns)) SELECT \(columns)
-                      FROM jsonb_populate_recordset(NULL::rights_windows, \(bind: String(decoding: data, as: UTF8.self))::jsonb) ON CONFLICT (id) DO NOTHING
-                    """).run()
+                try await restoreWindows(windows, on: transaction, replacing: false)
             }
         }
         let now = try await store.snapshots([recordID], on: transaction)
         try await audit.record("revert #\(auditID)", table: resource.table, ids: [recordID], before: current, after: now, on: transaction)
+    }
+
+    /// A book's rights windows as the snapshot has them, with their ids (replacing the book's
+    /// windows when `replacing`: a batch that moved an end is reverted by this).
+    private func restoreWindows(_ windows: [Any], on sql: any SQLDatabase, replacing: Bool) async throws {
+        if replacing { try await sql.raw("DELETE FROM rights_windows WHERE book_id = \(bind: recordID)").run() }
+        guard !windows.isEmpty else { return }
+        let columns = SQLList(try await Self.writableColumns("rights_windows", on: sql).map { SQLIdentifier($0) })
+        let data = try JSONSerialization.data(withJSONObject: windows)
+        try await sql.raw("""
+            INSERT INTO rights_windows (\(columns)) SELECT \(columns)
+              FROM jsonb_populate_recordset(NULL::rights_windows, \(bind: String(decoding: data, as: UTF8.self))::jsonb) ON CONFLICT (id) DO NOTHING
+            """).run()
     }
 
     /// A book's categories as they were before the change (those that still exist).
