@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Vapor
 
@@ -22,6 +23,9 @@ struct Settings: Sendable {
     /// The largest console form body (`CONSOLE_FORM_LIMIT_KB`): a book's 10,000-character
     /// description, percent-encoded, fits the default with room to spare.
     var consoleFormLimit = 160 * 1024
+    /// The country of parents created without `--country` (`DEFAULT_COUNTRY`, ISO 3166-1 alpha-2):
+    /// which rights windows apply to them.
+    var defaultCountry = "US"
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -36,6 +40,14 @@ struct Settings: Sendable {
     }
 
     static let secretsFile = ".secrets/development.env"
+
+    private static func country(_ text: String?) throws -> String {
+        guard let text, !text.isEmpty else { return "US" }
+        guard case .success(let codes) = Territories.parse(text), codes.count == 1 else {
+            throw Invalid.invalid("DEFAULT_COUNTRY must be one ISO 3166-1 alpha-2 country code such as US or FR")
+        }
+        return codes[0]
+    }
 
     private static func metricsToken(_ text: String?) throws -> String? {
         guard let text, !text.isEmpty else { return nil }
@@ -81,7 +93,8 @@ struct Settings: Sendable {
             trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }),
             catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
-            consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024
+            consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
+            defaultCountry: try country(values["DEFAULT_COUNTRY"])
         )
     }
 

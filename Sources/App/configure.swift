@@ -61,6 +61,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.dashboardAttention
     _ = app.metrics
     _ = app.verifiedTokens
+    _ = app.parentCountries
     _ = app.childStates
     _ = app.childAnswers
     _ = app.timeZoneNames

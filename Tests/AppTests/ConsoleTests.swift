@@ -320,8 +320,8 @@ struct ConsoleTests {
         let overlapping = try await window(messy, -30, -10)
         let afterGap = try await window(messy, 3, 60)
         page = try await client.get("/admin/books/\(messy)").html
-        #expect(page.contains("Overlaps an earlier window") && page.contains("/admin/books/\(messy)/rights_windows/\(overlapping)/edit"))
-        #expect(page.contains("Gap before this window") && page.contains("/admin/books/\(messy)/rights_windows/\(afterGap)/edit"))
+        #expect(page.contains("Worldwide: overlaps an earlier window") && page.contains("/admin/books/\(messy)/rights_windows/\(overlapping)/edit"))
+        #expect(page.contains("Worldwide: gap before this window") && page.contains("/admin/books/\(messy)/rights_windows/\(afterGap)/edit"))
         #expect(page.contains("Active, but no rights window covers now"))
         #expect(!page.contains("Rights run out within 30 days"))
         let leaving = try await app.makeBook("Leaving Soon", rights: .none)

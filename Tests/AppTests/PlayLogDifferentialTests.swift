@@ -100,7 +100,7 @@ struct PlayLogDifferentialTests {
         let loaded = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
         let row = try #require(try await app.sql.raw("SELECT plays_count, activity, (SELECT version FROM catalog_state) AS version FROM children WHERE id = \(bind: child)").first())
         let state = ChildState(id: child, plays: try row.decode(column: "plays_count", as: Int.self),
-                               activity: try row.decode(column: "activity", as: Int.self), catalogVersion: try row.decode(column: "version", as: Int.self))
+                               activity: try row.decode(column: "activity", as: Int.self), catalogVersion: try row.decode(column: "version", as: Int.self), country: nil)
         #expect(loaded.covers(state) && loaded.log.count == state.plays)
         var differences = 0
         for zone in zones {

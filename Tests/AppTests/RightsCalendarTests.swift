@@ -45,4 +45,33 @@ struct RightsCalendarTests {
         let escaped = try await client.get("/admin/rights/calendar?month=2026-12").html
         #expect(!escaped.contains("<img src=x") && escaped.contains("&lt;img src=x"))
     }
+
+    @Test("territories: the window form takes ISO codes (an unknown one is a form error that saves nothing), the book shows where, the calendar filters by territory", .app)
+    func territories() async throws {
+        let app = try app()
+        let book = try await app.makeBook("Le Ballon Rouge", rights: .none)
+        let client = try await app.console(role: .editor)
+        let bad = try await client.post("/admin/books/\(book)/rights_windows", [("starts_at", "2026-12-03T10:00"), ("territories", "FR, ZZ")])
+        #expect(bad.status == .unprocessableEntity)
+        #expect(bad.html.contains("&quot;ZZ&quot; is not an ISO 3166-1 alpha-2 country code"))
+        #expect(try await app.count("SELECT count(*) AS n FROM rights_windows") == 0)
+        let saved = try await client.post("/admin/books/\(book)/rights_windows",
+                                          [("starts_at", "2026-12-03T10:00"), ("territories", "be fr"), ("exclude_territories", "")])
+        #expect(saved.status == .seeOther || saved.status == .ok)
+        let stored = try await app.sql.raw("SELECT array_to_string(territories, ',') AS t, array_to_string(exclude_territories, ',') AS x FROM rights_windows").first()!
+        #expect(try stored.decode(column: "t", as: String.self) == "BE,FR" && stored.decode(column: "x", as: String.self) == "")
+        try await app.sql.raw("INSERT INTO rights_windows (book_id, starts_at, exclude_territories) VALUES (\(bind: book), '2026-12-10T10:00Z', '{FR}')").run()
+        let page = try await client.get("/admin/books/\(book)").html
+        #expect(page.contains("BE, FR") && page.contains("Worldwide except FR"))
+        // The calendar: all windows, then only those applying in FR (the territory stays in the links).
+        let all = try await client.get("/admin/rights/calendar?month=2026-12").html
+        #expect(all.contains("aria-label=\"2026-12-03: 1 starting, 0 ending\"") && all.contains("aria-label=\"2026-12-10: 1 starting, 0 ending\""))
+        let france = try await client.get("/admin/rights/calendar?month=2026-12&territory=fr").html
+        #expect(france.contains("aria-label=\"2026-12-03: 1 starting, 0 ending\"") && france.contains("aria-label=\"2026-12-10: no changes\""))
+        #expect(france.contains("href=\"/admin/rights/calendar?month=2027-01&amp;territory=FR\"") || france.contains("href=\"/admin/rights/calendar?month=2027-01&territory=FR\""))
+        let germany = try await client.get("/admin/rights/calendar/2026-12-10?territory=DE").html
+        #expect(germany.contains(">Le Ballon Rouge</a>") && germany.contains("that apply in DE"))
+        let unknown = try await client.get("/admin/rights/calendar?month=2026-12&territory=XX").html
+        #expect(unknown.contains("&quot;XX&quot; is not an ISO 3166-1 alpha-2 country code") && unknown.contains("aria-label=\"2026-12-10: 1 starting, 0 ending\""))
+    }
 }

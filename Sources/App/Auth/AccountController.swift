@@ -1,8 +1,9 @@
+import Core
 import SQLKit
 import Vapor
 
-/// `GET /api/v1/me` and `PATCH /api/v1/me {"time_zone"}`: the signed-in parent, and the time zone
-/// family controls read days and bedtimes in.
+/// `GET /api/v1/me` and `PATCH /api/v1/me {"time_zone", "country"}`: the signed-in parent, the time
+/// zone family controls read days and bedtimes in, and the country whose rights windows apply.
 struct AccountController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         let me = routes.grouped(ParentAuthMiddleware()).grouped("me")
@@ -14,6 +15,7 @@ struct AccountController: RouteCollection {
         let id: Int
         let email: String
         let timeZone: String
+        let country: String
     }
 
     @Sendable
@@ -24,6 +26,15 @@ struct AccountController: RouteCollection {
     @Sendable
     func update(req: Request) async throws -> ItemDTO<MeDTO> {
         let body = try JSONBody(req)
+        // Both fields are checked before either is changed: bad input changes nothing.
+        var country: String?
+        if body.has("country") {
+            let text = try body.string("country", maxLength: 2)
+            guard case .success(let codes) = Territories.parse(text), codes.count == 1 else {
+                throw Problem.invalidParameter("country", "country must be an ISO 3166-1 alpha-2 code such as FR or US")
+            }
+            country = codes[0]
+        }
         if body.has("time_zone") {
             let zone = try body.string("time_zone", maxLength: 64)
             guard try await req.application.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
@@ -41,14 +52,28 @@ struct AccountController: RouteCollection {
                     """).run()
             }
         }
+        if let country {
+            let parent = try req.parentID
+            try await req.db.transaction { db in
+                let sql = db as! any SQLDatabase
+                try await sql.raw("""
+                    WITH old AS (SELECT country FROM parents WHERE id = \(bind: parent) FOR UPDATE),
+                    changed AS (UPDATE parents SET country = \(bind: country), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
+                    INSERT INTO parent_audit_log (parent_id, action, before, after)
+                    SELECT \(bind: parent), 'account.country', jsonb_build_object('country', old.country), jsonb_build_object('country', \(bind: country)::text)
+                      FROM old, changed
+                    """).run()
+            }
+        }
         return ItemDTO(data: try await Self.me(req))
     }
 
     private static func me(_ req: Request) async throws -> MeDTO {
-        guard let row = try await req.sql.raw("SELECT id, email, time_zone FROM parents WHERE id = \(bind: try req.parentID)").first() else {
+        guard let row = try await req.sql.raw("SELECT id, email, time_zone, country FROM parents WHERE id = \(bind: try req.parentID)").first() else {
             throw Problem.unauthorized
         }
         return MeDTO(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self),
-                     timeZone: try row.decode(column: "time_zone", as: String.self))
+                     timeZone: try row.decode(column: "time_zone", as: String.self),
+                     country: try row.decode(column: "country", as: String?.self) ?? req.application.settings.defaultCountry)
     }
 }

@@ -14,6 +14,25 @@ enum BookSQL {
             """)
     }
 
+    /// Rights available now in `country` (nil: in any territory), as `rightsAvailable(_:)`.
+    static func rightsAvailable(_ book: StaticString, in country: String?) -> SQLQueryString {
+        rightsAvailable(book, country: "\(bind: country)::text")
+    }
+
+    /// Rights available now in the country `country` computes (SQL of a text value).
+    static func rightsAvailable(_ book: StaticString, country: SQLQueryString) -> SQLQueryString {
+        """
+        COALESCE((SELECT true FROM rights_windows r WHERE r.book_id = \(unsafeRaw: book.description).id AND r.starts_at <= now() \
+        AND (r.ends_at IS NULL OR r.ends_at > now()) AND storytime_window_applies(r.territories, r.exclude_territories, \(country)) LIMIT 1), false)
+        """
+    }
+
+    /// When the book's rights stop being available in `country`, following back-to-back windows
+    /// (null: not available now, or no end).
+    static func rightsEndsAt(_ book: StaticString, in country: String?) -> SQLQueryString {
+        "storytime_rights_ends_at(\(unsafeRaw: book.description).id, now(), \(bind: country)::text)"
+    }
+
     /// The next instant after now at which the book's rights start or end (null: none ahead), so an
     /// answer showing its availability knows when it stops being right.
     static func nextRightsChange(_ book: StaticString) -> SQLFragment {
@@ -31,6 +50,14 @@ enum BookSQL {
     /// A rights window's state now: upcoming, expired or active.
     static func windowState(_ window: StaticString) -> SQLFragment {
         SQLFragment(trusted: "CASE WHEN \(window).starts_at > now() THEN 'upcoming' WHEN \(window).ends_at IS NOT NULL AND \(window).ends_at <= now() THEN 'expired' ELSE 'active' END")
+    }
+
+    /// Where a rights window applies, for people: "Worldwide", "FR, BE", "Worldwide except US".
+    static func windowTerritories(_ window: StaticString) -> SQLFragment {
+        SQLFragment(trusted: """
+            CASE WHEN \(window).territories = '{}' THEN 'Worldwide' ELSE array_to_string(\(window).territories, ', ') END \
+            || CASE WHEN \(window).exclude_territories = '{}' THEN '' ELSE ' except ' || array_to_string(\(window).exclude_territories, ', ') END
+            """)
     }
 
     /// How far through a book a play got: 1 when it was completed, position ÷ duration (at most 1)

@@ -34,7 +34,7 @@ final class CatalogCache: Sendable {
     static let maxEntries = 20_000
     private let state = NIOLockedValueBox(State())
 
-    typealias Reading = (generation: Generation, maxTermID: Int)
+    typealias Reading = (generation: Generation, maxTermID: Int, countriesVersion: Int)
 
     /// Keyed by whether the catalog engine serves (the lighter statement suffices then).
     private let reads = BatchedRead<Bool, Reading> { keys, sql in
@@ -76,9 +76,9 @@ final class CatalogCache: Sendable {
     /// engine evaluates rights against the clock and has its own vocabulary.
     private static func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
         let statement: SQLQueryString = engineServes
-            ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary FROM catalog_state"
+            ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary, countries_version FROM catalog_state"
             : """
-            SELECT s.version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
+            SELECT s.version, s.countries_version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
                    LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
                          (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp())) AS next_boundary
               FROM catalog_state s
@@ -87,7 +87,7 @@ final class CatalogCache: Sendable {
             guard let row else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
             let generation = Generation(version: try row.decode(column: "version", as: Int.self),
                                         validUntil: try row.decode(column: "next_boundary", as: Date?.self))
-            return (generation, try row.decode(column: "max_term", as: Int.self))
+            return (generation, try row.decode(column: "max_term", as: Int.self), try row.decode(column: "countries_version", as: Int.self))
         }
     }
 

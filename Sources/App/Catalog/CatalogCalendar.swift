@@ -54,9 +54,12 @@ struct CatalogCalendarController: RouteCollection {
     struct Scope {
         let zone: String
         let child: Int?
+        /// Only windows that apply in the caller's country count.
+        let country: String
 
         init(_ query: QueryParameters, req: Request) async throws {
             zone = try await req.timeZone(query)
+            country = try await req.parentCountry()
             if let child = try query.integer("child_id", in: 1...Int(Int32.max), what: "a positive integer") {
                 self.child = try await req.requireOwnChild(child)
             } else {
@@ -70,17 +73,20 @@ struct CatalogCalendarController: RouteCollection {
             let to: SQLQueryString = "((\(bind: first)::date + \(bind: days)::int)::timestamp AT TIME ZONE \(bind: zone))"
             var leavingScope: SQLQueryString = ""
             if let child { leavingScope = " AND EXISTS (SELECT 1 FROM library_entries le WHERE le.child_id = \(bind: child) AND le.book_id = r.book_id)" }
+            let applies = { (window: String) -> SQLQueryString in
+                "storytime_window_applies(\(unsafeRaw: window).territories, \(unsafeRaw: window).exclude_territories, \(bind: country))"
+            }
             return """
                 SELECT DISTINCT 'arriving' AS kind, (r.starts_at AT TIME ZONE \(bind: zone))::date AS day, r.book_id
                   FROM rights_windows r
-                 WHERE r.starts_at >= \(from) AND r.starts_at < \(to)
-                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id
+                 WHERE r.starts_at >= \(from) AND r.starts_at < \(to) AND \(applies("r"))
+                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id AND \(applies("o"))
                                       AND o.starts_at < r.starts_at AND (o.ends_at IS NULL OR o.ends_at >= r.starts_at))
                 UNION
                 SELECT DISTINCT 'leaving', (r.ends_at AT TIME ZONE \(bind: zone))::date, r.book_id
                   FROM rights_windows r
-                 WHERE r.ends_at >= \(from) AND r.ends_at < \(to)\(leavingScope)
-                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id
+                 WHERE r.ends_at >= \(from) AND r.ends_at < \(to)\(leavingScope) AND \(applies("r"))
+                   AND NOT EXISTS (SELECT 1 FROM rights_windows o WHERE o.book_id = r.book_id AND o.id <> r.id AND \(applies("o"))
                                       AND o.starts_at <= r.ends_at AND (o.ends_at IS NULL OR o.ends_at > r.ends_at))
                 """
         }
@@ -97,7 +103,7 @@ struct CatalogCalendarController: RouteCollection {
         } else {
             monthText = try await req.sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: scope.zone), 'YYYY-MM') AS m").first()!.decode(column: "m", as: String.self)
         }
-        let key = "calendar|\(monthText)|\(scope.zone)"
+        let key = "calendar|\(monthText)|\(scope.zone)|\(scope.country)"
         let generation = scope.child == nil ? try await req.application.catalogCache.current(for: req).generation : nil
         if let generation, let hit = req.application.catalogCache.entry(key, in: generation) { return jsonResponse(hit.body) }
 
@@ -166,7 +172,7 @@ struct CatalogCalendarController: RouteCollection {
         var items: [BookDTO] = []
         if page.offset < total {
             items = try await req.sql.raw("""
-                SELECT \(BookDTO.columns) FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active' \(BookDTO.joins)
+                SELECT \(BookDTO.columns(country: scope.country)) FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active' \(BookDTO.joins)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
                 """).all().map(BookDTO.init(row:))
         }

@@ -28,12 +28,13 @@ struct CatalogController: RouteCollection {
                 response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: total))
                 return response
             }
-            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version) {
-                let (body, total) = engine.page(parameters, now: Date())
+            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version),
+               let country = Self.knownCountry(req, reading: reading) {
+                let (body, total) = engine.page(parameters, scope: CatalogScope(country: country), now: Date())
                 return req.eventLoop.makeSucceededFuture(linked(body, total))
             }
             return req.eventLoop.makeFutureWithTask {
-                let scope = try await Self.scope(of: child, req: req)
+                let scope = try await Self.scope(of: child, reading: reading, req: req)
                 let (body, total) = try await Self.booksBody(parameters, scope: scope, reading: reading, req: req)
                 return linked(body, total)
             }
@@ -45,30 +46,39 @@ struct CatalogController: RouteCollection {
         try query.integer("child_id", in: 1...Int(Int64.max), what: "a positive integer")
     }
 
-    /// What `child`'s controls leave of the catalog; nil when there is no child or no control
-    /// narrows it (the shared, kept answers serve it). Another parent's child is a 404.
-    static func scope(of child: Int?, req: Request) async throws -> CatalogScope? {
-        guard let child else { return nil }
+    /// The caller's country when this instance already knows it (no statement needed).
+    static func knownCountry(_ req: Request, reading: CatalogCache.Reading) -> String? {
+        guard let parent = try? req.parentID else { return nil }
+        return req.application.parentCountries.cached(parent, version: reading.countriesVersion)
+    }
+
+    /// What the catalog is for this caller: their country's, narrowed by `child`'s controls when
+    /// one is named. Another parent's child is a 404.
+    static func scope(of child: Int?, reading: CatalogCache.Reading, req: Request) async throws -> CatalogScope {
+        let country = try await req.parentCountry(version: reading.countriesVersion)
+        guard let child else { return CatalogScope(country: country) }
         let (controls, library) = try await req.ownChildControls(child, withLibrary: true)
-        let scope = controls.scope(library: library)
-        return scope.isEmpty ? nil : scope
+        var scope = controls.scope(library: library)
+        scope.country = country
+        return scope
     }
 
     /// The list body from the engine once caught up, else from the response cache or SQL.
-    private static func booksBody(_ parameters: CatalogParameters, scope: CatalogScope?, reading: CatalogCache.Reading, req: Request) async throws -> (ByteBuffer, Int) {
-        let (generation, maxTermID) = reading
+    private static func booksBody(_ parameters: CatalogParameters, scope: CatalogScope, reading: CatalogCache.Reading, req: Request) async throws -> (ByteBuffer, Int) {
+        let (generation, maxTermID, _) = reading
         if let engine = try await engine(req, version: generation.version) {
             return engine.page(parameters, scope: scope, now: Date())
         }
+        // Without the engine, answers without family controls are kept per country.
         let cache = req.application.catalogCache
-        let key = "books\u{1}" + parameters.cacheKey
-        if scope == nil, let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
+        let key = "books\u{1}" + (scope.country ?? "") + "\u{1}" + parameters.cacheKey
+        if scope.isEmpty, let hit = cache.entry(key, in: generation) { return (hit.body, hit.totalCount) }
         let result = try await list(parameters, scope: scope, maxTermID: maxTermID, req: req,
                                     sql: await req.catalogSQL(atLeast: generation.version))
         let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
                                                                   totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
         let entry = CatalogCache.Entry(body: try encode(page), totalCount: result.total, etag: nil)
-        if scope == nil { cache.store(entry, for: key, in: generation) }
+        if scope.isEmpty { cache.store(entry, for: key, in: generation) }
         return (entry.body, entry.totalCount)
     }
 
@@ -115,30 +125,33 @@ struct CatalogController: RouteCollection {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
         let child = try Self.childID(QueryParameters(query: req.url.query))
         return req.application.catalogCache.current(for: req).flatMap { reading in
-            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version) {
-                guard let body = engine.book(id, now: Date()) else { return req.eventLoop.makeFailedFuture(Problem.notFound("No such book.")) }
+            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version),
+               let country = Self.knownCountry(req, reading: reading) {
+                guard let body = engine.book(id, scope: CatalogScope(country: country), now: Date()) else {
+                    return req.eventLoop.makeFailedFuture(Problem.notFound("No such book."))
+                }
                 return req.eventLoop.makeSucceededFuture(jsonResponse(body))
             }
             return req.eventLoop.makeFutureWithTask {
-                let scope = try await Self.scope(of: child, req: req)
+                let scope = try await Self.scope(of: child, reading: reading, req: req)
                 return jsonResponse(try await Self.bookBody(id, scope: scope, generation: reading.generation, req: req))
             }
         }
     }
 
     /// A book a child's controls hide is answered as an unknown one: 404.
-    private static func bookBody(_ id: Int, scope: CatalogScope?, generation: CatalogCache.Generation, req: Request) async throws -> ByteBuffer {
+    private static func bookBody(_ id: Int, scope: CatalogScope, generation: CatalogCache.Generation, req: Request) async throws -> ByteBuffer {
         if let engine = try await engine(req, version: generation.version) {
             guard let body = engine.book(id, scope: scope, now: Date()) else { throw Problem.notFound("No such book.") }
             return body
         }
         let cache = req.application.catalogCache
-        let key = "book\u{1}\(id)"
-        if scope == nil, let hit = cache.entry(key, in: generation) { return hit.body }
+        let key = "book\u{1}" + (scope.country ?? "") + "\u{1}\(id)"
+        if scope.isEmpty, let hit = cache.entry(key, in: generation) { return hit.body }
         let sql = await req.catalogSQL(atLeast: generation.version)
         guard let book = try await CatalogQueries(sql: sql, scope: scope).book(id: id) else { throw Problem.notFound("No such book.") }
         let entry = CatalogCache.Entry(body: try encode(ItemDTO(data: book)), totalCount: 1, etag: nil)
-        if scope == nil { cache.store(entry, for: key, in: generation) }
+        if scope.isEmpty { cache.store(entry, for: key, in: generation) }
         return entry.body
     }
 

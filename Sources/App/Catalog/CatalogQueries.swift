@@ -6,8 +6,11 @@ import Vapor
 /// most three statements (typo vocabulary refresh, count, page) whatever `per_page` is.
 struct CatalogQueries {
     let sql: any SQLDatabase
-    /// A child's family controls (`?child_id=`): every statement keeps to what they leave.
+    /// The caller's country and a child's family controls (`?child_id=`): every statement keeps
+    /// to what they leave, and rights are evaluated in the country.
     var scope: CatalogScope? = nil
+
+    private var columns: SQLQueryString { BookDTO.columns(country: scope?.country) }
 
     /// A search ready for SQL: the tsquery of all words with their typo alternatives, and the
     /// same restricted to titles ("A") and to titles or authors ("AB") for ranking.
@@ -57,8 +60,18 @@ struct CatalogQueries {
 
     /// The conditions of `scope` (CatalogScope's rules, as the engine applies them).
     private var scopeConditions: [SQLQueryString] {
-        guard let scope, !scope.isEmpty else { return [] }
+        guard let scope else { return [] }
         var conditions: [SQLQueryString] = []
+        if let country = scope.country {
+            // Not a book whose windows all apply elsewhere (the first probe is of a partial index
+            // that holds only windows limited to territories: empty unless rights differ by country).
+            conditions.append("""
+                NOT (EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = b.id AND (r.territories <> '{}' OR r.exclude_territories <> '{}'))
+                     AND NOT EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = b.id
+                                        AND storytime_window_applies(r.territories, r.exclude_territories, \(bind: country))))
+                """)
+        }
+        guard !scope.isEmpty else { return conditions }
         if let maxAge = scope.maxAge { conditions.append("b.age_min <= \(bind: maxAge)") }
         if let allowed = scope.allowed { conditions.append("b.id = ANY(\(bind: allowed)::bigint[])") }
         if !scope.blockedBooks.isEmpty { conditions.append("NOT (b.id = ANY(\(bind: scope.blockedBooks)::bigint[]))") }
@@ -105,7 +118,7 @@ struct CatalogQueries {
         }
         let page = parameters.page
         return """
-            SELECT \(BookDTO.columns)
+            SELECT \(columns)
               FROM (SELECT \(keys) FROM books b WHERE \(filter(parameters, search: search))
                      ORDER BY \(unsafeRaw: order) LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) AS pg
               JOIN books b ON b.id = pg.id
@@ -143,7 +156,7 @@ struct CatalogQueries {
             ), pg AS (
                 SELECT * FROM matched ORDER BY \(unsafeRaw: order) LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
             )
-            SELECT (SELECT count(*) FROM matched) AS total_count, \(BookDTO.columns)
+            SELECT (SELECT count(*) FROM matched) AS total_count, \(columns)
               FROM pg JOIN books b ON b.id = pg.id \(BookDTO.joins)
              RIGHT JOIN (SELECT 1) AS always ON true
              ORDER BY \(unsafeRaw: qualified(order, with: "pg"))
@@ -176,7 +189,7 @@ struct CatalogQueries {
     func book(id: Int) async throws -> BookDTO? {
         let conditions = (["b.id = \(bind: id)", "b.status = 'active'"] + scopeConditions).joined(separator: " AND ")
         return try await sql.raw("""
-            SELECT \(BookDTO.columns) FROM books b \(BookDTO.joins) WHERE \(conditions)
+            SELECT \(columns) FROM books b \(BookDTO.joins) WHERE \(conditions)
             """).first().map(BookDTO.init(row:))
     }
 

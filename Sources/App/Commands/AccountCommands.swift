@@ -37,9 +37,12 @@ struct ParentCommand: StorytimeCommandGroup {
 }
 
 struct ParentCreateCommand: StorytimeCommand {
-    let options: Set<String> = ["email", "password", "child", "time-zone"]
-    let usage = "App parent create --email E --password P [--child NAME]... [--time-zone IANA-NAME]"
-    var help: String { "Creates a parent account, with one child per --child; family controls read days and bedtimes in --time-zone (default UTC)." }
+    let options: Set<String> = ["email", "password", "child", "time-zone", "country"]
+    let usage = "App parent create --email E --password P [--child NAME]... [--time-zone IANA-NAME] [--country CC]"
+    var help: String {
+        "Creates a parent account, with one child per --child; family controls read days and bedtimes in --time-zone (default UTC); "
+            + "rights windows apply as in --country (ISO 3166-1 alpha-2, default DEFAULT_COUNTRY)."
+    }
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
         let email = try validateEmail(arguments.required("email"))
@@ -49,16 +52,24 @@ struct ParentCreateCommand: StorytimeCommand {
             throw Abort(.badRequest, reason: "--child needs a name of 1 to 100 characters")
         }
         let zone = try arguments.single("time-zone") ?? "UTC"
+        let country = try Self.country(try arguments.single("country") ?? context.application.settings.defaultCountry)
         let hash = try context.application.password.hash(password)
         let zones = context.application.timeZoneNames
         let id = try await context.withDatabase { sql in
             guard try await zones.isFamilyZone(zone, on: sql) else {
                 throw Abort(.badRequest, reason: "--time-zone must be an IANA time zone name such as Europe/Paris")
             }
-            return try await Accounts.createParent(email: email, passwordHash: hash, children: children, timeZone: zone, on: sql)
+            return try await Accounts.createParent(email: email, passwordHash: hash, children: children, timeZone: zone, country: country, on: sql)
         }
         let names = children.isEmpty ? "no children" : "children \(children.joined(separator: ", "))"
-        context.console.print("Created parent \(email) (id \(id)) with \(names).")
+        context.console.print("Created parent \(email) (id \(id)) in \(country) with \(names).")
+    }
+
+    static func country(_ text: String) throws -> String {
+        guard case .success(let codes) = Territories.parse(text), codes.count == 1 else {
+            throw Abort(.badRequest, reason: "--country must be one ISO 3166-1 alpha-2 country code such as FR or US")
+        }
+        return codes[0]
     }
 }
 

@@ -158,6 +158,7 @@ struct HistoryController: RouteCollection {
         let child = try await req.ownedChildState()
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
+        let country = req.country(of: child)
         return try await req.childAnswer(child, route: "continue") {
             // The latest play of each book in the library: one index probe per entry.
             let latest: SQLQueryString = """
@@ -173,7 +174,7 @@ struct HistoryController: RouteCollection {
             var rows: [any SQLRow] = []
             if page.offset < total {
                 rows = try await req.sql.raw("""
-                    SELECT \(BookDTO.columns), l.position_seconds AS last_position, l.played_at AS last_played,
+                    SELECT \(BookDTO.columns(country: country)), l.position_seconds AS last_position, l.played_at AS last_played,
                            \(BookSQL.progress(position: "l.position_seconds", completed: "l.completed")) AS progress,
                            \(BookSQL.nextRightsChange("b")) AS next_rights_change
                       FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)

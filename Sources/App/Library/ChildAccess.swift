@@ -40,6 +40,11 @@ extension Request {
         }
     }
 
+    /// The country whose rights windows apply to `child`'s parent.
+    func country(of child: ChildState) -> String {
+        child.country ?? application.settings.defaultCountry
+    }
+
     /// A positive integer path parameter, or the 404 `missing` describes.
     func pathID(_ name: String, missing: String) throws -> Int {
         guard let id = parameters.get(name).flatMap({ Int($0) }), id > 0 else { throw Problem.notFound(missing) }
@@ -54,9 +59,11 @@ struct ChildState: Sendable {
     let plays: Int
     let activity: Int
     let catalogVersion: Int
+    /// The parent's country (nil: the configured default): which rights windows apply.
+    let country: String?
 
-    /// Equal fingerprints: the same plays, library and catalog.
-    var fingerprint: String { "\(activity)|\(catalogVersion)" }
+    /// Equal fingerprints: the same plays, library, catalog and country.
+    var fingerprint: String { "\(activity)|\(catalogVersion)|\(country ?? "")" }
 }
 
 /// Children's states, read in batches (`BatchedRead`): a key names the child and the parent
@@ -66,15 +73,16 @@ final class ChildStates: Sendable {
 
     let reads = BatchedRead<Key, ChildState> { keys, sql in
         sql.raw("""
-            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version
-              FROM children c CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
+            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version, p.country
+              FROM children c JOIN parents p ON p.id = c.parent_id CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
             """).all().flatMapThrowing { rows in
             var states: [Key: ChildState] = [:]
             for row in rows {
                 let key = Key(child: try row.decode(column: "id", as: Int.self), parent: try row.decode(column: "parent_id", as: Int.self))
                 states[key] = ChildState(id: key.child, plays: try row.decode(column: "plays_count", as: Int.self),
                                          activity: try row.decode(column: "activity", as: Int.self),
-                                         catalogVersion: try row.decode(column: "version", as: Int.self))
+                                         catalogVersion: try row.decode(column: "version", as: Int.self),
+                                         country: try row.decode(column: "country", as: String?.self))
             }
             return states
         }

@@ -54,16 +54,17 @@ struct LibraryController: RouteCollection {
         let query = QueryParameters(query: req.url.query)
         let parameters = try LibraryParameters(query)
         // "Watch it before it goes": only books whose rights end within N days.
+        let country = req.country(of: child)
         guard let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") else {
             return try await req.childAnswer(child, route: "library") {
-                try await page(of: child.id, parameters, leaving: "", query: query, req: req)
+                try await page(of: child.id, parameters, leaving: "", country: country, query: query, req: req)
             }
         }
-        let leaving: SQLQueryString = " AND storytime_rights_ends_at(b.id, now()) <= now() + make_interval(days => \(bind: days)::int)"
-        return try await page(of: child.id, parameters, leaving: leaving, query: query, req: req).response
+        let leaving: SQLQueryString = " AND \(BookSQL.rightsEndsAt("b", in: country)) <= now() + make_interval(days => \(bind: days)::int)"
+        return try await page(of: child.id, parameters, leaving: leaving, country: country, query: query, req: req).response
     }
 
-    private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, query: QueryParameters,
+    private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, country: String, query: QueryParameters,
                       req: Request) async throws -> (response: Response, validUntil: Date?) {
         let sql = req.sql
         let total = try await sql.number("""
@@ -79,7 +80,7 @@ struct LibraryController: RouteCollection {
             case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
             }
             rows = try await sql.raw("""
-                SELECT \(EntryDTO.columns), \(BookSQL.nextRightsChange("b")) AS next_rights_change
+                SELECT \(EntryDTO.columns(country: country)), \(BookSQL.nextRightsChange("b")) AS next_rights_change
                   FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
                  WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
                  ORDER BY \(order)
@@ -101,9 +102,9 @@ struct LibraryController: RouteCollection {
         guard let state = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: bookID)) AS duplicate,
                    b.id IS NOT NULL AS found,
-                   \(BookSQL.rightsAvailable("b")) AS rights,
+                   \(BookSQL.rightsAvailable("b", country: "COALESCE(p.country, \(bind: req.application.settings.defaultCountry))")) AS rights, p.country,
                    b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
-              FROM children c LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
+              FROM children c JOIN parents p ON p.id = c.parent_id LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
             """).first() else {
             throw Problem.notFound("No such child.")
@@ -115,13 +116,14 @@ struct LibraryController: RouteCollection {
             throw Problem(status: .unprocessableEntity, code: "rights_unavailable",
                           detail: "This book cannot be watched right now: its rights are not available.")
         }
+        let country = try state.decode(column: "country", as: String?.self) ?? req.application.settings.defaultCountry
         // A concurrent add of the same book loses here and gets the same 409.
         guard let row = try await sql.raw("""
             WITH added AS (
                 INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: childID), \(bind: bookID))
                 ON CONFLICT (child_id, book_id) DO NOTHING RETURNING child_id, book_id, added_at, last_played_at
             )
-            SELECT \(EntryDTO.columns)
+            SELECT \(EntryDTO.columns(country: country))
               FROM added le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
             """).first() else {
             throw Self.duplicate

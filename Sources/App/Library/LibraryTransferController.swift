@@ -96,6 +96,7 @@ struct LibraryTransferController: RouteCollection {
         }
         let removeSource = choice == "remove_source"
         let target = try await target(body, req: req)
+        let country = try await req.parentCountry()
         let entry = try await req.transaction { sql -> EntryDTO in
             switch try await Self.transfer(book: book, from: source, to: target, move: move, preserveProgress: preserve,
                                            removeSourceOnDuplicate: removeSource, on: sql) {
@@ -103,7 +104,7 @@ struct LibraryTransferController: RouteCollection {
             case .duplicate: throw LibraryController.duplicate
             case .blocked: throw LibraryController.blocked
             case .done:
-                guard let entry = try await EntryDTO.fetch(child: target, book: book, on: sql) else {
+                guard let entry = try await EntryDTO.fetch(child: target, book: book, country: country, on: sql) else {
                     throw Problem.notFound("No such book.")
                 }
                 return entry
@@ -221,10 +222,11 @@ struct LibraryTransferController: RouteCollection {
             """).first()?.decode(column: "id", as: Int.self) else {
             throw Problem.notFound("No such category.")
         }
+        let country = try await req.parentCountry()
         let row = try await req.sql.raw("""
             WITH wanted AS (
                 SELECT b.id FROM books b JOIN book_categories bc ON bc.book_id = b.id AND bc.category_id = \(bind: category)
-                 WHERE b.status = 'active' AND \(BookSQL.rightsAvailable("b"))
+                 WHERE b.status = 'active' AND \(BookSQL.rightsAvailable("b", in: country))
                    AND NOT storytime_blocked_for_child(\(bind: child), b.id)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: limit)
             ), added AS (

@@ -5,7 +5,9 @@ public struct CatalogBook: Sendable {
         /// Microseconds since 1970; `end` nil means open-ended.
         public let start: Int64
         public let end: Int64?
-        public init(start: Int64, end: Int64?) { self.start = start; self.end = end }
+        /// Where the window applies.
+        public let rule: TerritoryRule
+        public init(start: Int64, end: Int64?, rule: TerritoryRule = .worldwide) { self.start = start; self.end = end; self.rule = rule }
         /// Available at `t`: starts_at ≤ t < ends_at (or no end), as the contract defines it.
         public func contains(_ t: Int64) -> Bool { start <= t && (end.map { t < $0 } ?? true) }
     }

@@ -71,7 +71,7 @@ extension CatalogIndex {
 
     public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil) -> Answer {
         let sets = wordSets(parameters.words)
-        var base = scope.map { $0.isEmpty ? active : visible($0) } ?? active
+        var base = scope.map { narrows($0) ? visible($0) : active } ?? active
         sets.buffer.withUnsafeBufferPointer { buffer in
             for i in 0..<sets.count {
                 let any = sets.offset(i, .any)

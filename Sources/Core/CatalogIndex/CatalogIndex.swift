@@ -28,7 +28,7 @@ public struct CatalogIndex: Sendable {
     var titleKeys = Arena<UInt8>()
     var bookLexemes = Arena<UInt32>()      // lexeme id << 3 | weight bits
     var bookCategories = Arena<Int32>()
-    var rights = Arena<Int64>()             // start, end (Int64.max: open) pairs
+    var rights = Arena<Int64>()             // start, end (Int64.max: open), territory rule triples
 
     // Sets and orders.
     var byAge = [Bitset](repeating: Bitset(), count: 19)
@@ -36,6 +36,12 @@ public struct CatalogIndex: Sendable {
     var byPublisher: [Int: Bitset] = [:]
     var titleOrder: [Int32] = []
     var newestOrder: [Int32] = []
+    /// Territory rules by number (0: worldwide), and per rule the books with a window under it.
+    var territoryRules: [TerritoryRule] = [.worldwide]
+    private var ruleNumbers: [TerritoryRule: Int] = [.worldwide: 0]
+    var byRule: [Bitset] = [Bitset()]
+    /// Books with at least one rights window.
+    var windowed = Bitset()
 
     // Words.
     private var lexemeIDs: [String: UInt32] = [:]
@@ -165,7 +171,9 @@ public struct CatalogIndex: Sendable {
         json.set(id, book.json)
         titleKeys.set(id, book.titleKey)
         bookCategories.set(id, book.categoryIDs.map { Int32(truncatingIfNeeded: $0) })
-        rights.set(id, book.rights.flatMap { [$0.start, $0.end ?? Int64.max] })
+        rights.set(id, book.rights.flatMap { [$0.start, $0.end ?? Int64.max, Int64(ruleNumber(for: $0.rule))] })
+        for window in book.rights { byRule[ruleNumber(for: window.rule)].insert(id) }
+        if !book.rights.isEmpty { windowed.insert(id) }
         rightsOffset[id] = UInt32(book.rightsOffset)
         ageMin[id] = UInt8(clamping: book.ageMin)
         ageMax[id] = UInt8(clamping: book.ageMax)
@@ -192,6 +200,9 @@ public struct CatalogIndex: Sendable {
         for age in Int(ageMin[id])...max(Int(ageMin[id]), Int(ageMax[id])) where age <= 18 { byAge[age].remove(id) }
         for category in bookCategories[id] { byCategory[Int(category)]?.remove(id) }
         if publisher[id] >= 0 { byPublisher[Int(publisher[id])]?.remove(id) }
+        let windows = rights[id]
+        for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) { byRule[Int(windows[i])].remove(id) }
+        windowed.remove(id)
         active.remove(id)
         count -= 1
         bookLexemes.clear(id); json.clear(id); titleKeys.clear(id); bookCategories.clear(id); rights.clear(id)
@@ -205,6 +216,14 @@ public struct CatalogIndex: Sendable {
         createdAt.append(contentsOf: repeatElement(0, count: extra))
         publisher.append(contentsOf: repeatElement(-1, count: extra))
         rightsOffset.append(contentsOf: repeatElement(0, count: extra))
+    }
+
+    private mutating func ruleNumber(for rule: TerritoryRule) -> Int {
+        if let number = ruleNumbers[rule] { return number }
+        territoryRules.append(rule)
+        byRule.append(Bitset())
+        ruleNumbers[rule] = territoryRules.count - 1
+        return territoryRules.count - 1
     }
 
     private mutating func intern(_ text: String) -> UInt32 {

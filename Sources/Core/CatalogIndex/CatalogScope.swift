@@ -9,8 +9,12 @@ public struct CatalogScope: Sendable, Equatable {
     public var blockedCategories: [Int]
     public var blockedPublishers: [Int]
     public var blockedBooks: [Int]
+    /// The caller's country: books licensed only elsewhere are not in its catalog (nil: any).
+    public var country: String?
 
-    public init(maxAge: Int? = nil, allowed: [Int]? = nil, blockedCategories: [Int] = [], blockedPublishers: [Int] = [], blockedBooks: [Int] = []) {
+    public init(maxAge: Int? = nil, allowed: [Int]? = nil, blockedCategories: [Int] = [], blockedPublishers: [Int] = [], blockedBooks: [Int] = [],
+                country: String? = nil) {
+        self.country = country
         self.maxAge = maxAge
         self.allowed = allowed
         self.blockedCategories = blockedCategories
@@ -18,16 +22,23 @@ public struct CatalogScope: Sendable, Equatable {
         self.blockedBooks = blockedBooks
     }
 
-    /// No control narrows the catalog.
+    /// No family control narrows the catalog (the country may, depending on the rights).
     public var isEmpty: Bool {
         (maxAge ?? 18) >= 18 && allowed == nil && blockedCategories.isEmpty && blockedPublishers.isEmpty && blockedBooks.isEmpty
     }
 }
 
 extension CatalogIndex {
+    /// Whether `scope` leaves out any book: a family control, or a country some books are not
+    /// licensed in.
+    public func narrows(_ scope: CatalogScope) -> Bool {
+        !scope.isEmpty || unlicensed(in: scope.country) != nil
+    }
+
     /// The books of `scope` among all indexed ones (a set to intersect with).
     func visible(_ scope: CatalogScope) -> Bitset {
         var set = active
+        if let unlicensed = unlicensed(in: scope.country) { set.subtract(unlicensed) }
         if let maxAge = scope.maxAge, maxAge < 18 {
             // age_min ≤ maxAge ⇔ the book covers some age in 0...maxAge (age_min ≤ age_max).
             var young = Bitset(capacity: active.capacity)
@@ -47,7 +58,7 @@ extension CatalogIndex {
 
     /// Whether `id` is an active book `scope` leaves visible.
     public func isVisible(_ id: Int, in scope: CatalogScope) -> Bool {
-        guard active.contains(id) else { return false }
+        guard active.contains(id), isLicensed(id, in: scope.country) else { return false }
         if scope.isEmpty { return true }
         if let maxAge = scope.maxAge, Int(ageMin[id]) > maxAge { return false }
         if let allowed = scope.allowed, !allowed.contains(id) { return false }

@@ -57,9 +57,9 @@ extension Application {
 
     /// A parent with children, signed in through the API.
     func makeParent(email: String = "parent-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse battery",
-                    children: [String] = ["Ada"]) async throws -> ParentFixture {
+                    children: [String] = ["Ada"], country: String? = nil) async throws -> ParentFixture {
         let hash = try password.hashedForTests()
-        let id = try await Accounts.createParent(email: email, passwordHash: hash, children: children, on: sql)
+        let id = try await Accounts.createParent(email: email, passwordHash: hash, children: children, country: country, on: sql)
         let childIDs = try await sql.raw("SELECT id FROM children WHERE parent_id = \(bind: id) ORDER BY id").all()
             .map { try $0.decode(column: "id", as: Int.self) }
         let response = try await send(.POST, "/api/v1/auth/token", json: #"{"email":"\#(email)","password":"\#(password)"}"#)

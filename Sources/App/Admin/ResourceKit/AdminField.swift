@@ -12,6 +12,8 @@ struct AdminField: Sendable {
         case datetime
         /// Checkboxes named `name[]`, not a column (see `afterSave`).
         case multiLookup(Lookup)
+        /// ISO 3166-1 alpha-2 codes typed as "FR, BE" into a `text[]` column (blank: none).
+        case countries
     }
     let name: String
     let label: String
@@ -43,6 +45,7 @@ struct AdminField: Sendable {
         case .checkbox: return "boolean"
         case .datetime: return "timestamptz"
         case .multiLookup: return "bigint[]"
+        case .countries: return "text[]"
         }
     }
 
@@ -53,6 +56,7 @@ struct AdminField: Sendable {
         switch kind {
         case .datetime: shown = "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI')"
         case .checkbox: shown = "CASE WHEN \(column) THEN 'on' END"
+        case .countries: shown = "array_to_string(\(column), ', ')"
         default: shown = "\(column)::text"
         }
         return SQLAlias(shown, as: SQLIdentifier(name))

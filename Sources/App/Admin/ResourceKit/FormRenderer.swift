@@ -14,6 +14,7 @@ enum FormRenderer {
             optionViews = blank + options.map { OptionView(value: $0.value, label: $0.label, selected: $0.value == value) }
         case .checkbox: type = "checkbox"; checked = !value.isEmpty
         case .datetime: type = "datetime"
+        case .countries: maxLength = 1000
         case .multiLookup:
             type = "checkboxes"
             let selected = Set(values.lists[field.name] ?? [])

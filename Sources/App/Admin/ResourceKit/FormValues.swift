@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import SQLKit
 
@@ -5,7 +6,7 @@ import SQLKit
 /// values ready to bind.
 struct FormValues: Sendable {
     enum Value: Sendable, Equatable {
-        case text(String), integer(Int), bool(Bool), date(Date), null, ids([Int])
+        case text(String), integer(Int), bool(Bool), date(Date), null, ids([Int]), codes([String])
     }
 
     var raw: [String: String] = [:]
@@ -73,6 +74,13 @@ struct FormValues: Sendable {
                 values[field.name] = .bool(!text.isEmpty)
                 continue
             }
+            if case .countries = field.kind {
+                switch Territories.parse(text) {
+                case .success(let codes): values[field.name] = .codes(codes)
+                case .failure(let unknown): errors[field.name] = unknown.message
+                }
+                continue
+            }
             if text.isEmpty {
                 if field.required && !field.nullable { errors[field.name] = "This field is required." }
                 else if field.nullable { values[field.name] = .null }
@@ -95,7 +103,7 @@ struct FormValues: Sendable {
             case .datetime:
                 if let date = Self.parseDate(text) { values[field.name] = .date(date) }
                 else { errors[field.name] = "Enter a date and time like 2026-11-22T09:30 (UTC)." }
-            case .checkbox, .multiLookup:
+            case .checkbox, .multiLookup, .countries:
                 break
             }
         }
@@ -111,6 +119,7 @@ struct FormValues: Sendable {
         case .bool(let value): return "\(bind: value)::\(cast)"
         case .date(let value): return "\(bind: value)::\(cast)"
         case .ids(let value): return "\(bind: value)::\(cast)"
+        case .codes(let value): return "\(bind: value)::\(cast)"
         case .null: return "NULL::\(cast)"
         }
     }

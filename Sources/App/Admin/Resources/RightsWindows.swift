@@ -9,15 +9,22 @@ extension AdminResource {
             AdminColumn("starts_at", "Starts (UTC)", sortable: true, format: .datetime),
             AdminColumn("ends_at", "Ends (UTC)", sortable: true, format: .datetime),
             AdminColumn("state", "State", sql: BookSQL.windowState("t"), format: .badge),
+            AdminColumn("where", "Where", sql: BookSQL.windowTerritories("t")),
             AdminColumn("window", "Window", sql: "'Edit'", format: .link),
         ],
         fields: [
             AdminField(name: "starts_at", label: "Starts at (UTC)", kind: .datetime, required: true),
             AdminField(name: "ends_at", label: "Ends at (UTC)", kind: .datetime, help: "Leave blank for an open-ended window.", nullable: true),
+            AdminField(name: "territories", label: "Territories", kind: .countries,
+                       help: "ISO country codes such as FR, BE, CH. Leave blank for worldwide."),
+            AdminField(name: "exclude_territories", label: "Except in", kind: .countries,
+                       help: "ISO country codes where the window does not apply, such as US."),
         ],
         defaultSort: "starts_at",
         constraintMessages: [
             "rights_windows_range_check": FieldMessage(field: "ends_at", message: "The end must be after the start."),
+            "rights_windows_territories_format": FieldMessage(field: "territories", message: "Use ISO country codes such as FR, BE."),
+            "rights_windows_exclude_territories_format": FieldMessage(field: "exclude_territories", message: "Use ISO country codes such as US."),
         ],
         validate: { values in
             if let start = values.date("starts_at"), let end = values.date("ends_at"), end <= start {

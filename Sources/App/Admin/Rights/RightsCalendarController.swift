@@ -36,6 +36,9 @@ struct RightsCalendarController: RouteCollection {
         let previousURL: String
         let nextURL: String
         let todayURL: String
+        let month: String
+        let territory: String
+        let territoryError: String?
         let weekdays: [String]
     }
     struct Row: Encodable { let kind: String; let at: String; let title: String; let href: String; let publisher: String; let status: String; let window: String }
@@ -53,22 +56,35 @@ struct RightsCalendarController: RouteCollection {
 
     static func colour(_ publisherID: Int?) -> String { publisherID.map { "publisher-\($0 % colours)" } ?? "publisher-none" }
 
-    static func monthURL(year: Int, month: Int) -> String {
-        AdminPath.rightsCalendar + "?month=" + CivilDays.monthText(year: year, month: month)
+    static func monthURL(year: Int, month: Int, territory: String? = nil) -> String {
+        AdminPath.rightsCalendar + "?month=" + CivilDays.monthText(year: year, month: month) + (territory.map { "&territory=" + $0 } ?? "")
+    }
+
+    /// `territory=FR`: only the windows that apply there (nil: all; an unknown code is shown as
+    /// an error beside the field and ignored).
+    static func territory(_ query: QueryParameters) -> (code: String?, error: String?) {
+        guard let text = (try? query.value("territory")) ?? nil, !text.isEmpty else { return (nil, nil) }
+        switch Territories.parse(text) {
+        case .success(let codes) where codes.count == 1: return (codes[0], nil)
+        case .failure(let unknown): return (nil, unknown.message)
+        default: return (nil, "Enter one country code, such as FR.")
+        }
     }
 
     /// Windows starting or ending in `first ..< first + days` (day numbers, UTC), by day, then
     /// starts before ends, then publisher and title.
-    private func events(first: Int, days: Int, on sql: any SQLDatabase) async throws -> [Event] {
+    private func events(first: Int, days: Int, territory: String?, on sql: any SQLDatabase) async throws -> [Event] {
         let from = Date(timeIntervalSince1970: Double(first) * 86_400), to = Date(timeIntervalSince1970: Double(first + days) * 86_400)
         let rows = try await sql.raw("""
             SELECT e.kind, e.at, b.id AS book_id, b.title, b.status, p.id AS publisher_id, COALESCE(p.name, 'No publisher') AS publisher,
                    to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' → ' ||
-                   COALESCE(to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'open-ended') AS window
+                   COALESCE(to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'open-ended')
+                   || ', ' || \(BookSQL.windowTerritories("r")) AS window
               FROM rights_windows r
               CROSS JOIN LATERAL (VALUES ('starts', r.starts_at), ('ends', r.ends_at)) e(kind, at)
               JOIN books b ON b.id = r.book_id LEFT JOIN publishers p ON p.id = b.publisher_id
              WHERE e.at >= \(bind: from) AND e.at < \(bind: to)
+               AND storytime_window_applies(r.territories, r.exclude_territories, \(bind: territory)::text)
              ORDER BY e.at::date, e.kind DESC, p.name NULLS LAST, lower(b.title), b.id
             """).all()
         return try rows.map { row in
@@ -90,7 +106,8 @@ struct RightsCalendarController: RouteCollection {
         let chosen = ((try? query.value("month")) ?? nil).flatMap(Instants.month) ?? (thisYear, thisMonth)
         let firstOfMonth = CivilDays.days(year: chosen.year, month: chosen.month, day: 1)
         let first = firstOfMonth - CivilDays.weekday(of: firstOfMonth)
-        let events = try await events(first: first, days: 42, on: req.sql)
+        let (territory, territoryError) = Self.territory(query)
+        let events = try await events(first: first, days: 42, territory: territory, on: req.sql)
         let byDay = Dictionary(grouping: events, by: \.day)
         let cells = (0..<42).map { offset -> DayCell in
             let day = first + offset
@@ -103,7 +120,7 @@ struct RightsCalendarController: RouteCollection {
             let starts = all.filter { $0.kind == "starts" }.count
             let label = all.isEmpty ? "no changes" : "\(starts) starting, \(all.count - starts) ending"
             return DayCell(date: CivilDays.text(of: day), number: number, inMonth: month == chosen.month, today: day == today,
-                           href: AdminPath.rightsCalendar + "/" + CivilDays.text(of: day), marks: Array(marks),
+                           href: AdminPath.rightsCalendar + "/" + CivilDays.text(of: day) + (territory.map { "?territory=" + $0 } ?? ""), marks: Array(marks),
                            more: max(0, all.count - Self.shownPerDay), label: label)
         }
         var legend: [Int?: String] = [:]
@@ -117,8 +134,11 @@ struct RightsCalendarController: RouteCollection {
             weeks: stride(from: 0, to: 42, by: 7).map { Array(cells[$0..<$0 + 7]) },
             legend: legend.sorted { ($0.value.lowercased(), $0.key ?? 0) < ($1.value.lowercased(), $1.key ?? 0) }
                 .map { LegendItem(publisher: $0.value, colour: Self.colour($0.key)) },
-            previousURL: Self.monthURL(year: previous.0, month: previous.1), nextURL: Self.monthURL(year: next.0, month: next.1),
-            todayURL: Self.monthURL(year: thisYear, month: thisMonth),
+            previousURL: Self.monthURL(year: previous.0, month: previous.1, territory: territory),
+            nextURL: Self.monthURL(year: next.0, month: next.1, territory: territory),
+            todayURL: Self.monthURL(year: thisYear, month: thisMonth, territory: territory),
+            month: CivilDays.monthText(year: chosen.year, month: chosen.month),
+            territory: territory ?? ((try? query.value("territory")) ?? nil) ?? "", territoryError: territoryError,
             weekdays: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
         return try await req.view.render("rights_calendar", page)
     }
@@ -127,13 +147,14 @@ struct RightsCalendarController: RouteCollection {
     func day(req: Request) async throws -> View {
         guard let text = req.parameters.get("date"), let date = Instants.day(text) else { throw Abort(.notFound) }
         let day = CivilDays.days(year: date.year, month: date.month, day: date.day)
-        let rows = try await events(first: day, days: 1, on: req.sql).map {
+        let territory = Self.territory(QueryParameters(query: req.url.query)).code
+        let rows = try await events(first: day, days: 1, territory: territory, on: req.sql).map {
             Row(kind: $0.kind == "starts" ? "Starts" : "Ends", at: $0.at, title: $0.title, href: AdminPath.record("books", $0.bookID),
                 publisher: $0.publisher, status: $0.status, window: $0.window)
         }
         let page = DayPage(layout: LayoutView(req, title: "Rights on \(text)", section: "rights"),
-                           heading: "Rights windows starting and ending on \(text) (UTC)", rows: rows,
-                           monthURL: Self.monthURL(year: date.year, month: date.month))
+                           heading: "Rights windows starting and ending on \(text) (UTC)" + (territory.map { " that apply in \($0)" } ?? ""), rows: rows,
+                           monthURL: Self.monthURL(year: date.year, month: date.month, territory: territory))
         return try await req.view.render("rights_day", page)
     }
 }

@@ -136,18 +136,21 @@ final class CatalogEngine: @unchecked Sendable {
 
     // MARK: - Answers
 
-    /// The list response body (`{"data": [...], "meta": {...}}`) and its total. A child's
-    /// `scope` (family controls) narrows it; scoped answers are computed each time, not kept.
+    /// The list response body (`{"data": [...], "meta": {...}}`) and its total. `scope` narrows
+    /// it (a child's family controls; the caller's country, when some books are licensed only
+    /// elsewhere); narrowed answers are computed each time from the sets, not kept. Rights are
+    /// evaluated in the scope's country.
     func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date) -> (body: ByteBuffer, total: Int) {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         let key = parameters.cacheKey
         return lock.reading {
-            let answer = scope.map { index.answer(parameters, scope: $0) }
+            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            let answer = narrowing.map { index.answer(parameters, scope: $0) }
                 ?? memoized(key, words: parameters.words, version: version) { index.answer(parameters) }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
-            index.render(answer.ids, at: micros, into: &out)
+            index.render(answer.ids, at: micros, in: scope?.country, into: &out)
             out.append(contentsOf: Array(#"],"meta":{"facets":"#.utf8))
             out.append(contentsOf: FacetsDTO(answer, categories: index.categories).json)
             let page = parameters.page
@@ -161,7 +164,7 @@ final class CatalogEngine: @unchecked Sendable {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return lock.reading {
             if let scope, !index.isVisible(id, in: scope) { return nil }
-            guard let json = index.render(id, at: micros) else { return nil }
+            guard let json = index.render(id, at: micros, in: scope?.country) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }
     }

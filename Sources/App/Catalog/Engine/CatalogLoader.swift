@@ -59,10 +59,16 @@ enum CatalogLoader {
 
     private static func query(ids: [Int]?) -> PostgresQuery {
         // Rights: the whole table aggregated once for a build, each book's own windows for a change.
+        // Territories: null when every window is worldwide (the usual case costs no text), else
+        // "FR BE|US" (territories|excluded) per window, ";"-separated in the windows' order.
+        let rule = "array_to_string(territories, ' ') || '|' || array_to_string(exclude_territories, ' ')"
+        let worldwide = "bool_and(territories = '{}' AND exclude_territories = '{}')"
+        let territories = "CASE WHEN \(worldwide) THEN NULL ELSE string_agg(\(rule), ';') END territories"
+        let territoriesByID = "CASE WHEN \(worldwide) THEN NULL ELSE string_agg(\(rule), ';' ORDER BY id) END territories"
         let rights = ids == nil
-            ? "LEFT JOIN (SELECT book_id, array_agg(starts_at) starts, array_agg(ends_at) ends FROM rights_windows GROUP BY book_id) rw ON rw.book_id = b.id"
+            ? "LEFT JOIN (SELECT book_id, array_agg(starts_at) starts, array_agg(ends_at) ends, \(territories) FROM rights_windows GROUP BY book_id) rw ON rw.book_id = b.id"
             : """
-              LEFT JOIN LATERAL (SELECT array_agg(r.starts_at ORDER BY r.id) starts, array_agg(r.ends_at ORDER BY r.id) ends
+              LEFT JOIN LATERAL (SELECT array_agg(starts_at ORDER BY id) starts, array_agg(ends_at ORDER BY id) ends, \(territoriesByID)
                                    FROM rights_windows r WHERE r.book_id = b.id) rw ON true
               """
         let query: PostgresQuery = """
@@ -70,7 +76,7 @@ enum CatalogLoader {
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, b.search_vector
+                   rw.starts, rw.ends, rw.territories, b.search_vector
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
                    \(unescaped: rights)
              WHERE b.status = 'active'
@@ -82,11 +88,11 @@ enum CatalogLoader {
     /// `created_at`, the rights bounds and `search_vector` arrive in PostgreSQL's binary formats
     /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, ByteBuffer)
+                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer)
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, created, categoryIDs, starts, ends, searchVector) = r
+             titleKey, created, categoryIDs, starts, ends, territories, searchVector) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -117,13 +123,21 @@ enum CatalogLoader {
         json.raw(",\"status\":\"active\",\"title\":"); json.string(title)
         json.raw("}")
 
-        let rights = zip(PostgresBinary.microsecondsArray(starts), PostgresBinary.microsecondsArray(ends)).compactMap { start, end in
-            start.map { CatalogBook.RightsWindow(start: $0, end: end) }
+        let rules = territories.map { $0.split(separator: ";", omittingEmptySubsequences: false).map(territoryRule) } ?? []
+        let rights = zip(PostgresBinary.microsecondsArray(starts), PostgresBinary.microsecondsArray(ends)).enumerated().compactMap { i, window in
+            window.0.map { CatalogBook.RightsWindow(start: $0, end: window.1, rule: i < rules.count ? rules[i] : .worldwide) }
         }
         return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: PostgresBinary.microseconds(created) ?? 0, ageMin: ageMin, ageMax: ageMax,
                            publisherID: publisherID, categoryIDs: categoryIDs, lexemes: PostgresBinary.lexemes(searchVector),
                            json: json.bytes, rightsOffset: rightsOffset, rights: rights)
     }
+}
+
+/// "FR BE|US": a window's territories and excluded territories.
+private func territoryRule(_ text: Substring) -> TerritoryRule {
+    let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+    func codes(_ i: Int) -> [String] { i < parts.count ? parts[i].split(separator: " ").map(String.init) : [] }
+    return TerritoryRule(territories: codes(0), excluded: codes(1))
 }
 
 /// Just enough JSON writing for the book object (the app's encoder is too slow for a million).

@@ -13,11 +13,12 @@ extension AdminResource {
                      query: { id in "SELECT v.id, v.status, \(BookSQL.readyDuration("v"))::text AS duration, CASE WHEN v.has_captions THEN 'Yes' ELSE 'No' END AS captions FROM video_assets v WHERE v.book_id = \(bind: id)" },
                      rowLink: { _, videoID in AdminPath.record("video_assets", videoID) }, emptyText: "No video asset."),
         AdminRelated(title: "Rights windows",
-                     columns: [AdminColumn("starts_at", "Starts"), AdminColumn("ends_at", "Ends"), AdminColumn("state", "State", format: .badge)],
+                     columns: [AdminColumn("starts_at", "Starts"), AdminColumn("ends_at", "Ends"), AdminColumn("where", "Where"),
+                               AdminColumn("state", "State", format: .badge)],
                      query: { id in """
                         SELECT r.id, to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS starts_at,
                                COALESCE(to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'open-ended') AS ends_at,
-                               \(BookSQL.windowState("r")) AS state
+                               \(BookSQL.windowTerritories("r")) AS "where", \(BookSQL.windowState("r")) AS state
                           FROM rights_windows r WHERE r.book_id = \(bind: id) ORDER BY r.starts_at, r.id
                         """ },
                      rowLink: { bookID, windowID in AdminPath.path("books", String(bookID), "rights_windows", String(windowID), ResourcePath.edit) },
@@ -29,22 +30,23 @@ extension AdminResource {
                      emptyText: "None: the windows follow one another without overlaps or gaps."),
     ]
 
-    /// What staff should look at in a book's rights (worldwide windows, in start order): a window
-    /// starting before an earlier one has ended (overlap), or after every earlier one has ended (a
-    /// gap); an active book that no window covers now; rights running out within 30 days (through
+    /// What staff should look at in a book's rights (in start order among the windows with the same
+    /// territories): a window starting before an earlier one has ended (overlap), or after every
+    /// earlier one has ended (a gap); an active book that no window covers now; rights running out within 30 days (through
     /// windows that continue one another). Rows name the window (`id`), or 0 for the book.
     static func rightsWarnings(_ id: Int) -> SQLQueryString {
         """
         WITH w AS (
-            SELECT r.id, r.starts_at, max(COALESCE(r.ends_at, 'infinity')) OVER (ORDER BY r.starts_at, r.id
+            SELECT r.id, r.starts_at, \(BookSQL.windowTerritories("r")) AS territory,
+                   max(COALESCE(r.ends_at, 'infinity')) OVER (PARTITION BY r.territories, r.exclude_territories ORDER BY r.starts_at, r.id
                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
               FROM rights_windows r WHERE r.book_id = \(bind: id))
         SELECT id, warning FROM (
-            SELECT w.id, 1 AS kind, w.starts_at, 'Overlaps an earlier window: starts ' || to_char(w.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+            SELECT w.id, 1 AS kind, w.starts_at, w.territory || ': overlaps an earlier window: starts ' || to_char(w.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
                    || ', before ' || CASE WHEN w.reach = 'infinity' THEN 'an open-ended window' ELSE 'one ending ' || to_char(w.reach AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') END AS warning
               FROM w WHERE w.reach > w.starts_at
             UNION ALL
-            SELECT w.id, 2, w.starts_at, 'Gap before this window: no rights from ' || to_char(w.reach AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+            SELECT w.id, 2, w.starts_at, w.territory || ': gap before this window: no rights from ' || to_char(w.reach AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
                    || ' to ' || to_char(w.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
               FROM w WHERE w.reach < w.starts_at
             UNION ALL
