@@ -40,6 +40,20 @@ final class ConsoleClient {
         return remember(response)
     }
 
+    /// Uploads a file as a browser's multipart form would, with the CSRF token unless `csrf` is false.
+    @discardableResult
+    func upload(_ path: String, file name: String, _ contents: String, csrf sendToken: Bool = true) async throws -> Page {
+        var headers = HTTPHeaders()
+        if let cookie { headers.replaceOrAdd(name: .cookie, value: "\(AdminSession.cookieName)=\(cookie)") }
+        let boundary = "----storytime\(UUID().uuidString)"
+        headers.replaceOrAdd(name: .contentType, value: "multipart/form-data; boundary=\(boundary)")
+        var body = ""
+        if sendToken, let csrf { body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n\(csrf)\r\n" }
+        body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\nContent-Type: text/csv\r\n\r\n\(contents)\r\n--\(boundary)--\r\n"
+        let response = try await app.testing().sendRequest(.POST, path, headers: headers, body: ByteBuffer(string: body))
+        return remember(response)
+    }
+
     private func remember(_ response: TestingHTTPResponse) -> Page {
         if let set = response.headers.setCookie?[AdminSession.cookieName] { cookie = set.string }
         let html = response.body.string

@@ -99,6 +99,7 @@ struct ListPage: Encodable {
     let parentURL: String?
     let newURL: String?
     let newLabel: String
+    let importURL: String?
     let exportURL: String
     let listURL: String
     let batchURL: String?

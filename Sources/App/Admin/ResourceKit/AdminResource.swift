@@ -43,6 +43,8 @@ struct AdminResource: Sendable {
     var parent: AdminParent?
     /// Unfiltered lists above this many rows show the planner's estimate ("about N").
     var estimateAbove: Int = 20_000
+    /// A CSV import page for this resource, linked from its list for those who may write.
+    var importURL: String? = nil
     var allowCreate = true
     var allowDelete = true
     /// Staff records: admins only, reads included. Otherwise editors and admins write, viewers read.

@@ -44,6 +44,7 @@ struct ResourceListing {
             parentURL: path.parent,
             newURL: canWrite && resource.allowCreate ? path.new : nil,
             newLabel: "New \(resource.singular.lowercased())",
+            importURL: canWrite ? resource.importURL : nil,
             exportURL: path.export + (request.query.pairs.isEmpty ? "" : "?" + request.query.encoded),
             listURL: path.list,
             batchURL: batch == nil ? nil : path.batch,

@@ -81,7 +81,8 @@ extension AdminResource {
         },
         related: bookRelated,
         snapshot: bookSnapshot,
-        estimateAbove: 20_000
+        estimateAbove: 20_000,
+        importURL: AdminPath.path("books", "import")
     )
 
     static let bookStatuses = [Choice(value: "draft", label: "Draft"), Choice(value: "active", label: "Active"), Choice(value: "archived", label: "Archived")]

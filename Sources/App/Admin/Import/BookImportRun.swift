@@ -1,0 +1,116 @@
+import Foundation
+import SQLKit
+
+/// Writes a planned import in the caller's transaction, set-wise (a handful of statements
+/// however many rows): new books with ids taken up front, updates of the mapped columns only,
+/// categories replaced where mapped, a rights window added where given (unless the book has that
+/// very window), and an audit row per book with its state before and after.
+enum BookImportRun {
+    static func run(_ plan: BookImportPlan, action: String, audit: AuditWriter, on sql: any SQLDatabase) async throws -> (created: Int, updated: Int) {
+        let fields = AdminResource.books.fields.filter { BookImportPlan.bookFields.contains($0.name) }
+        var rows = plan.rows.filter { if case .refuse = $0.outcome { return false } else { return true } }
+        let creates = rows.indices.filter { rows[$0].outcome == .create }
+        var newIDs = Set<Int>()
+        // New ids first, so every later statement knows each row's book.
+        if !creates.isEmpty {
+            let ids = try await sql.raw("""
+                SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id FROM generate_series(1, \(bind: creates.count))
+                """).all().map { try $0.decode(column: "id", as: Int.self) }
+            for (index, id) in zip(creates, ids) { rows[index].outcome = .update(id); newIDs.insert(id) }
+        }
+        func bookID(_ row: BookImportPlan.Row) -> Int { if case .update(let id) = row.outcome { return id }; return 0 }
+        let isNew = { [newIDs] (row: BookImportPlan.Row) in newIDs.contains(bookID(row)) }
+        let updatedIDs = rows.filter { !isNew($0) }.map(bookID)
+        let before = try await snapshots(updatedIDs, on: sql)
+
+        func text(_ value: FormValues.Value?) -> String? {
+            switch value {
+            case .text(let text)?: return text
+            case .integer(let number)?: return String(number)
+            case .bool(let flag)?: return flag ? "true" : "false"
+            default: return nil
+            }
+        }
+        // Creates: every column (the planner filled in the form's defaults).
+        let created = rows.filter(isNew)
+        if !created.isEmpty {
+            var columns: [SQLQueryString] = ["x.id", "x.external_id", "x.publisher_id::bigint"]
+            var names = ["id", "external_id", "publisher_id"]
+            var arrays: [SQLQueryString] = [
+                "\(bind: created.map(bookID))::bigint[]", "\(bind: created.map { $0.externalID })::text[]",
+                "\(bind: created.map { ($0.publisherID ?? nil).map(String.init) })::text[]"]
+            for field in fields {
+                names.append(field.name)
+                columns.append("x.\(ident: field.name)::\(field.sqlType)")
+                arrays.append("\(bind: created.map { text($0.values[field.name]) })::text[]")
+            }
+            try await sql.raw("""
+                INSERT INTO books (\(SQLList(names.map { SQLIdentifier($0) })))
+                SELECT \(columns.joined(separator: ", ")) FROM unnest(\(arrays.joined(separator: ", "))) AS x(\(SQLList(names.map { SQLIdentifier($0) })))
+                """).run()
+        }
+        // Updates: the mapped columns only.
+        let updated = rows.filter { !isNew($0) }
+        let mapped = fields.filter { plan.mapping[$0.name] != nil }
+        let publisherMapped = plan.mapping["publisher"] != nil
+        if !updated.isEmpty && (!mapped.isEmpty || publisherMapped) {
+            var names = ["id"], sets: [SQLQueryString] = []
+            var arrays: [SQLQueryString] = ["\(bind: updated.map(bookID))::bigint[]"]
+            for field in mapped {
+                names.append(field.name)
+                sets.append("\(ident: field.name) = COALESCE(x.\(ident: field.name)::\(field.sqlType), b.\(ident: field.name))")
+                arrays.append("\(bind: updated.map { text($0.values[field.name]) })::text[]")
+            }
+            if publisherMapped {
+                names.append("publisher_id")
+                // "" clears nothing: a blank cell (no value planned) keeps the publisher.
+                sets.append("publisher_id = CASE WHEN x.publisher_id IS NULL THEN b.publisher_id ELSE NULLIF(x.publisher_id, '')::bigint END")
+                arrays.append("\(bind: updated.map { row in row.publisherID.map { $0.map(String.init) ?? "" } })::text[]")
+            }
+            try await sql.raw("""
+                UPDATE books b SET \(sets.joined(separator: ", ")), updated_at = now()
+                  FROM unnest(\(arrays.joined(separator: ", "))) AS x(\(SQLList(names.map { SQLIdentifier($0) })))
+                 WHERE b.id = x.id
+                """).run()
+        }
+        // Categories, where the column is mapped: the row's list replaces the book's.
+        if plan.mapping["categories"] != nil {
+            let books = rows.filter { $0.categoryIDs != nil }.map(bookID)
+            try await sql.raw("DELETE FROM book_categories WHERE book_id = ANY(\(bind: books)::bigint[])").run()
+            let pairs = rows.flatMap { row in (row.categoryIDs ?? []).map { (bookID(row), $0) } }
+            try await sql.raw("""
+                INSERT INTO book_categories (book_id, category_id)
+                SELECT * FROM unnest(\(bind: pairs.map(\.0))::bigint[], \(bind: pairs.map(\.1))::bigint[])
+                """).run()
+        }
+        // Rights windows: added unless the book already has the same one.
+        let windows = rows.compactMap { row in row.window.map { (bookID(row), $0) } }
+        if !windows.isEmpty {
+            let iso = ISO8601DateFormatter()
+            try await sql.raw("""
+                INSERT INTO rights_windows (book_id, starts_at, ends_at, territories)
+                SELECT x.book_id, x.starts_at::timestamptz, x.ends_at::timestamptz, string_to_array(x.territories, ' ')
+                  FROM unnest(\(bind: windows.map(\.0))::bigint[], \(bind: windows.map { iso.string(from: $0.1.start) })::text[],
+                              \(bind: windows.map { $0.1.end.map(iso.string) })::text[], \(bind: windows.map { $0.1.territories.joined(separator: " ") })::text[])
+                       AS x(book_id, starts_at, ends_at, territories)
+                 WHERE NOT EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = x.book_id AND r.starts_at = x.starts_at::timestamptz
+                                      AND r.ends_at IS NOT DISTINCT FROM x.ends_at::timestamptz AND r.territories = string_to_array(x.territories, ' '))
+                """).run()
+        }
+        let all = rows.map(bookID)
+        let after = try await snapshots(all, on: sql)
+        try await audit.record(action, table: "books", ids: all, before: before, after: after, on: sql)
+        return (created.count, updated.count)
+    }
+
+    private static func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
+        guard !ids.isEmpty else { return [:] }
+        var out: [Int: String] = [:]
+        for row in try await sql.raw("""
+            SELECT t.id, (\(AdminResource.bookSnapshot))::text AS snapshot FROM books t WHERE t.id = ANY(\(bind: ids)::bigint[])
+            """).all() {
+            out[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self)
+        }
+        return out
+    }
+}
