@@ -68,6 +68,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
 
     try routes(app)
     app.lifecycle.use(CatalogEngineStarter())
+    app.lifecycle.use(ScheduleAuditStarter())
     app.lifecycle.use(DeclarationCheck())
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.

@@ -53,7 +53,7 @@ struct BookImportTests {
         let lines = refused.html.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(lines.count == 7 && lines[0].hasSuffix(",reason") && lines[1].hasPrefix(",No Title,ISBN-3"))
         // Line 9 sets only age_max = 1 on a book whose age_min is 2: refused against the stored value.
-        #expect(dry.contains("<td>9</td><td><span class=\"badge\">refused</span></td><td>Only Ages Max</td><td>age_max: The maximum age cannot be below the minimum age."))
+        #expect(dry.contains("<td>9</td><td><span class=\"badge badge-refused\">refused</span></td><td>Only Ages Max</td><td>age_max: The maximum age cannot be below the minimum age."))
 
         // The import: one transaction, an audit row per book, the file marked imported.
         let form = mapping.split(separator: "&").map { pair -> (String, String) in

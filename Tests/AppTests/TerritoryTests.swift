@@ -125,7 +125,7 @@ import VaporTesting
         #expect(inGermany.isSuperset(of: [book, german]))
     }
 
-    @Test("differential: 500 random queries by parents in 5 countries over windows with random territory rules, the engine answers exactly as the SQL", .app)
+    @Test("differential: 500 random queries by parents in 5 countries over windows with random territory rules and scheduled books, the engine answers exactly as the SQL", .app)
     func differential() async throws {
         let app = try app()
         let seeder = DemoSeeder(books: 1200, reference: Date().addingTimeInterval(-400 * 86400), seedsDirectory: TestDatabase.projectDirectory + "seeds",
@@ -140,6 +140,12 @@ import VaporTesting
         try await app.sql.raw("""
             INSERT INTO rights_windows (book_id, starts_at, ends_at, territories)
             SELECT id, now() - interval '2 days', now() + interval '200 days', '{DE}' FROM books WHERE id % 5 = 0
+            """).run()
+        // And a schedule on some books: not live yet, ended, or live within bounds.
+        try await app.sql.raw("UPDATE books SET publish_at = now() + interval '5 days' WHERE id % 17 = 0").run()
+        try await app.sql.raw("UPDATE books SET unpublish_at = now() - interval '1 day' WHERE id % 19 = 0 AND id % 17 <> 0").run()
+        try await app.sql.raw("""
+            UPDATE books SET publish_at = now() - interval '5 days', unpublish_at = now() + interval '5 days' WHERE id % 23 = 0 AND id % 17 <> 0 AND id % 19 <> 0
             """).run()
         try await app.catalogEngine.build(on: app.db)
         var parents: [Application.ParentFixture] = []

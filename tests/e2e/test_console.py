@@ -264,6 +264,31 @@ class ConsoleTest(unittest.TestCase):
         self.submit(d.find_element(By.LINK_TEXT, "Audit log"))
         self.assertEqual(5, len(d.find_elements(By.XPATH, "//tr[td[text()='batch: change status']]")))
 
+    def test_9b_import_dry_run_then_import(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books")
+        self.submit(d.find_element(By.LINK_TEXT, "Import CSV"))
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("Title,ISBN,Ages from,Ages to,Status\r\nE2E Imported Owl,E2E-1,2,6,draft\r\n,E2E-2,1,2,draft\r\n")
+        d.find_element(By.ID, "file").send_keys(f.name)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Upload and map columns']"))
+        self.assertIn("2 rows.", d.page_source)
+        Select(d.find_element(By.ID, "map_external_id")).select_by_visible_text("ISBN")   # not guessed from "ISBN"
+        self.submit(d.find_element(By.XPATH, "//button[text()='Dry run']"))
+        self.assertIn("1 to create, 0 to update, 1 refused, of 2 rows. Nothing has been written.", d.find_element(By.ID, "dry-run-summary").text)
+        self.assertIn("title: This field is required.", d.page_source)
+        d.switch_to.new_window("tab")                                   # the dry run wrote nothing
+        d.get(BASE + "/admin/books?q=imported")
+        self.assertIn("Nothing matches.", d.page_source)
+        d.close()
+        d.switch_to.window(d.window_handles[0])
+        self.submit(d.find_element(By.XPATH, "//button[text()='Import 1 new and 0 updated books']"))
+        self.assertIn("Imported: 1 created, 0 updated.", d.page_source)
+        d.get(BASE + "/admin/books?q=imported")
+        self.assertIn("E2E Imported Owl", d.page_source)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -14,6 +14,37 @@ enum BookSQL {
             """)
     }
 
+    /// In the parent catalog now: active, and inside its scheduled publishing (`live_from` ..<
+    /// `live_until`, kept by triggers from explicit times or its rights windows).
+    static func live(_ book: StaticString) -> SQLFragment {
+        SQLFragment(trusted: "(\(book).status = 'active' AND (\(book).live_from IS NULL OR \(book).live_from <= now()) AND (\(book).live_until IS NULL OR \(book).live_until > now()))")
+    }
+
+    /// Whether parents see the book now: "live", "scheduled" (active, going live later), "ended"
+    /// (active, its schedule over) or "hidden" (not active).
+    static func catalogState(_ book: StaticString) -> SQLFragment {
+        SQLFragment(trusted: """
+            CASE WHEN \(book).status <> 'active' THEN 'hidden' WHEN \(book).live_from > now() THEN 'scheduled' \
+            WHEN \(book).live_until <= now() THEN 'ended' ELSE 'live' END
+            """)
+    }
+
+    /// The schedule for people: "Live from … until …" (UTC), "With its rights: …", or "None".
+    static func scheduleText(_ book: StaticString) -> SQLFragment {
+        SQLFragment(trusted: """
+            (CASE WHEN \(book).auto_publish THEN 'With its rights: ' ELSE '' END) || \
+            CASE WHEN \(book).live_from IS NULL AND \(book).live_until IS NULL THEN CASE WHEN \(book).auto_publish THEN 'no window, no end' ELSE 'None' END \
+            WHEN \(book).live_from = 'infinity' THEN 'no rights window yet' \
+            ELSE COALESCE('live from ' || to_char(\(book).live_from AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'live now') \
+            || COALESCE(' until ' || to_char(\(book).live_until AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), '') || ' (UTC)' END
+            """)
+    }
+
+    /// The next instant the book enters or leaves the catalog by its schedule (null: none ahead).
+    static func nextLiveChange(_ book: StaticString) -> SQLFragment {
+        SQLFragment(trusted: "CASE WHEN \(book).live_from > now() THEN \(book).live_from WHEN \(book).live_until > now() THEN \(book).live_until END")
+    }
+
     /// Rights available now in `country` (nil: in any territory), as `rightsAvailable(_:)`.
     static func rightsAvailable(_ book: StaticString, in country: String?) -> SQLQueryString {
         rightsAvailable(book, country: "\(bind: country)::text")

@@ -9,8 +9,8 @@ import Vapor
 /// Correctness: `catalog_state.version` is bumped by triggers in the same transaction as any change
 /// parents could see, so reading it first tells every instance whether anyone (console, another
 /// instance, psql) committed a change; a new version empties the cache. Rights availability also
-/// changes with time alone, so a generation is valid only until the next rights window starts or
-/// ends, by the database's clock.
+/// and scheduled publishing change with time alone, so a generation is valid only until the next
+/// rights window starts or ends, or a scheduled book enters or leaves the catalog, by the database's clock.
 final class CatalogCache: Sendable {
     struct Generation: Sendable, Equatable {
         let version: Int
@@ -80,7 +80,9 @@ final class CatalogCache: Sendable {
             : """
             SELECT s.version, s.countries_version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
                    LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
-                         (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp())) AS next_boundary
+                         (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp()),
+                         (SELECT min(live_from) FROM books WHERE live_from IS NOT NULL AND status = 'active' AND live_from > statement_timestamp()),
+                         (SELECT min(live_until) FROM books WHERE live_until IS NOT NULL AND status = 'active' AND live_until > statement_timestamp())) AS next_boundary
               FROM catalog_state s
             """
         return sql.raw(statement).first().flatMapThrowing { row in

@@ -118,7 +118,7 @@ struct CatalogCalendarController: RouteCollection {
                 SELECT e.kind, e.day, b.id, b.title, b.cover_image_url, p.id AS publisher_id, p.name AS publisher_name,
                        count(*) OVER (PARTITION BY e.kind, e.day) AS n,
                        row_number() OVER (PARTITION BY e.kind, e.day ORDER BY lower(b.title), b.id) AS rank
-                  FROM events e JOIN books b ON b.id = e.book_id AND b.status = 'active'
+                  FROM events e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b"))
                   LEFT JOIN publishers p ON p.id = b.publisher_id
             )
             SELECT kind, to_char(day, 'YYYY-MM-DD') AS day, id, title, cover_image_url, publisher_id, publisher_name, n
@@ -167,12 +167,12 @@ struct CatalogCalendarController: RouteCollection {
         let page = try PageRequest(query)
         let events: SQLQueryString = "SELECT book_id FROM (\(scope.events(first: date, days: 1))) e WHERE e.kind = \(bind: kind.rawValue)"
         let total = try await req.sql.number("""
-            SELECT count(*) AS n FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active'
+            SELECT count(*) AS n FROM (\(events)) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b"))
             """)
         var items: [BookDTO] = []
         if page.offset < total {
             items = try await req.sql.raw("""
-                SELECT \(BookDTO.columns(country: scope.country)) FROM (\(events)) e JOIN books b ON b.id = e.book_id AND b.status = 'active' \(BookDTO.joins)
+                SELECT \(BookDTO.columns(country: scope.country)) FROM (\(events)) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b")) \(BookDTO.joins)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
                 """).all().map(BookDTO.init(row:))
         }

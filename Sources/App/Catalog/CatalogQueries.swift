@@ -37,7 +37,7 @@ struct CatalogQueries {
     }
 
     func filter(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
-        var conditions: [SQLQueryString] = ["b.status = 'active'"] + scopeConditions
+        var conditions: [SQLQueryString] = ["\(BookSQL.live("b"))"] + scopeConditions
         if let search {
             conditions.append("b.search_vector @@ \(bind: search.any)::tsquery")
         }
@@ -187,7 +187,7 @@ struct CatalogQueries {
 
     /// One active book (that the scope leaves visible), or nil.
     func book(id: Int) async throws -> BookDTO? {
-        let conditions = (["b.id = \(bind: id)", "b.status = 'active'"] + scopeConditions).joined(separator: " AND ")
+        let conditions = (["b.id = \(bind: id)", "\(BookSQL.live("b"))"] + scopeConditions).joined(separator: " AND ")
         return try await sql.raw("""
             SELECT \(columns) FROM books b \(BookDTO.joins) WHERE \(conditions)
             """).first().map(BookDTO.init(row:))

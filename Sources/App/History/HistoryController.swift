@@ -168,9 +168,12 @@ struct HistoryController: RouteCollection {
                                        WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
                  WHERE le.child_id = \(bind: child.id)
                 """
-            let total = try await req.sql.number("""
-                SELECT count(*) AS n FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
-                """)
+            let counted = try await req.sql.raw("""
+                SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
+                  FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
+                """).first()!
+            let total = try counted.decode(column: "n", as: Int.self)
+            let nextLive = try counted.decode(column: "next_live_change", as: Date?.self)
             var rows: [any SQLRow] = []
             if page.offset < total {
                 rows = try await req.sql.raw("""
@@ -178,7 +181,7 @@ struct HistoryController: RouteCollection {
                            \(BookSQL.progress(position: "l.position_seconds", completed: "l.completed")) AS progress,
                            \(BookSQL.nextRightsChange("b")) AS next_rights_change
                       FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
-                     WHERE NOT l.completed AND b.status = 'active'
+                     WHERE NOT l.completed AND \(BookSQL.live("b"))
                      ORDER BY l.played_at DESC, b.id DESC
                      LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
                     """).all()
@@ -188,7 +191,7 @@ struct HistoryController: RouteCollection {
                             lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
                             progress: try row.decode(column: "progress", as: Double?.self))
             }
-            return (try paged(items, page: page, total: total, query: query, req: req), try nextRightsChange(of: rows))
+            return (try paged(items, page: page, total: total, query: query, req: req), [try nextRightsChange(of: rows), nextLive].compactMap { $0 }.min())
         }
     }
 }

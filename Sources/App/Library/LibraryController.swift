@@ -28,7 +28,7 @@ struct LibraryController: RouteCollection {
     func listChildren(req: Request) async throws -> ItemDTO<[ChildDTO]> {
         let rows = try await req.sql.raw("""
             SELECT c.id, c.name, (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
-                                   WHERE le.child_id = c.id AND b.status = 'active') AS library_count
+                                   WHERE le.child_id = c.id AND \(BookSQL.live("b"))) AS library_count
               FROM children c WHERE c.parent_id = \(bind: try req.parentID) ORDER BY c.id
             """).all()
         return ItemDTO(data: try rows.map {
@@ -67,10 +67,14 @@ struct LibraryController: RouteCollection {
     private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, country: String, query: QueryParameters,
                       req: Request) async throws -> (response: Response, validUntil: Date?) {
         let sql = req.sql
-        let total = try await sql.number("""
-            SELECT count(*) AS n FROM library_entries le JOIN books b ON b.id = le.book_id
+        // The count, and when a scheduled book of the library next enters or leaves the catalog.
+        let counted = try await sql.raw("""
+            SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
+              FROM library_entries le JOIN books b ON b.id = le.book_id
              WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
-            """)
+            """).first()!
+        let total = try counted.decode(column: "n", as: Int.self)
+        let nextLive = try counted.decode(column: "next_live_change", as: Date?.self)
         var rows: [any SQLRow] = []
         if parameters.page.offset < total {
             let order: SQLFragment
@@ -82,13 +86,14 @@ struct LibraryController: RouteCollection {
             rows = try await sql.raw("""
                 SELECT \(EntryDTO.columns(country: country)), \(BookSQL.nextRightsChange("b")) AS next_rights_change
                   FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
-                 WHERE le.child_id = \(bind: childID) AND b.status = 'active'\(leaving)
+                 WHERE le.child_id = \(bind: childID) AND \(BookSQL.live("b"))\(leaving)
                  ORDER BY \(order)
                  LIMIT \(bind: parameters.page.perPage) OFFSET \(bind: parameters.page.offset)
                 """).all()
         }
         let entries = try rows.map(EntryDTO.init(row:))
-        return (try paged(entries, page: parameters.page, total: total, query: query, req: req), try nextRightsChange(of: rows))
+        return (try paged(entries, page: parameters.page, total: total, query: query, req: req),
+                [try nextRightsChange(of: rows), nextLive].compactMap { $0 }.min())
     }
 
     /// Adds a book. Checks in the contract's order: body (400), child (404), already there (409),
@@ -104,7 +109,7 @@ struct LibraryController: RouteCollection {
                    b.id IS NOT NULL AS found,
                    \(BookSQL.rightsAvailable("b", country: "COALESCE(p.country, \(bind: req.application.settings.defaultCountry))")) AS rights, p.country,
                    b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
-              FROM children c JOIN parents p ON p.id = c.parent_id LEFT JOIN books b ON b.id = \(bind: bookID) AND b.status = 'active'
+              FROM children c JOIN parents p ON p.id = c.parent_id LEFT JOIN books b ON b.id = \(bind: bookID) AND \(BookSQL.live("b"))
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
             """).first() else {
             throw Problem.notFound("No such child.")
@@ -180,7 +185,7 @@ struct LibraryController: RouteCollection {
                 UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))
                   FROM children c, books b
                  WHERE le.child_id = c.id AND c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
-                   AND le.book_id = \(bind: bookID) AND b.id = le.book_id AND b.status = 'active'
+                   AND le.book_id = \(bind: bookID) AND b.id = le.book_id AND \(BookSQL.live("b"))
                 RETURNING le.child_id, le.book_id
             )
             INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)

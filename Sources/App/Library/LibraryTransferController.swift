@@ -39,13 +39,13 @@ struct LibraryTransferController: RouteCollection {
         if move {
             taken = try await sql.raw("""
                 DELETE FROM library_entries le USING books b
-                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.id = le.book_id AND b.status = 'active'
+                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b"))
                 RETURNING le.added_at, le.last_played_at
                 """).all()
         } else {
             taken = try await sql.raw("""
                 SELECT le.added_at, le.last_played_at FROM library_entries le JOIN books b ON b.id = le.book_id
-                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.status = 'active'
+                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND \(BookSQL.live("b"))
                 """).all()
         }
         guard let entry = taken.first else { return .missing }
@@ -149,7 +149,7 @@ struct LibraryTransferController: RouteCollection {
         // Copy and move take active books; remove takes whatever is in the library.
         let present = Set(try await sql.raw("""
             SELECT le.book_id FROM library_entries le JOIN books b ON b.id = le.book_id
-             WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR b.status = 'active')
+             WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR \(BookSQL.live("b")))
             """).all().map { try $0.decode(column: "book_id", as: Int.self) })
         if let missing = ids.first(where: { !present.contains($0) }) {
             throw Problem(status: .notFound, code: "not_found",
@@ -226,7 +226,7 @@ struct LibraryTransferController: RouteCollection {
         let row = try await req.sql.raw("""
             WITH wanted AS (
                 SELECT b.id FROM books b JOIN book_categories bc ON bc.book_id = b.id AND bc.category_id = \(bind: category)
-                 WHERE b.status = 'active' AND \(BookSQL.rightsAvailable("b", in: country))
+                 WHERE \(BookSQL.live("b")) AND \(BookSQL.rightsAvailable("b", in: country))
                    AND NOT storytime_blocked_for_child(\(bind: child), b.id)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: limit)
             ), added AS (

@@ -30,9 +30,13 @@ public struct CatalogBook: Sendable {
     public var json: [UInt8]
     public var rightsOffset: Int
     public var rights: [RightsWindow]
+    /// Scheduled publishing: in the catalog from `liveFrom` until `liveUntil` (microseconds; nil: no bound).
+    public var liveFrom: Int64?
+    public var liveUntil: Int64?
 
     public init(id: Int, titleKey: [UInt8], createdAt: Int64, ageMin: Int, ageMax: Int, publisherID: Int?, categoryIDs: [Int],
-                lexemes: [(String, UInt8)], json: [UInt8], rightsOffset: Int, rights: [RightsWindow]) {
+                lexemes: [(String, UInt8)], json: [UInt8], rightsOffset: Int, rights: [RightsWindow], liveFrom: Int64? = nil, liveUntil: Int64? = nil) {
+        self.liveFrom = liveFrom; self.liveUntil = liveUntil
         self.id = id; self.titleKey = titleKey; self.createdAt = createdAt; self.ageMin = ageMin; self.ageMax = ageMax
         self.publisherID = publisherID; self.categoryIDs = categoryIDs; self.lexemes = lexemes; self.json = json
         self.rightsOffset = rightsOffset; self.rights = rights

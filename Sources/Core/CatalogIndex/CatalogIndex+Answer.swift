@@ -69,9 +69,11 @@ extension CatalogIndex {
         }
     }
 
-    public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil) -> Answer {
+    /// `offline`: scheduled books not live now (`offline(at:)`), left out.
+    public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil, offline: Bitset? = nil) -> Answer {
         let sets = wordSets(parameters.words)
         var base = scope.map { narrows($0) ? visible($0) : active } ?? active
+        if let offline { base.subtract(offline) }
         sets.buffer.withUnsafeBufferPointer { buffer in
             for i in 0..<sets.count {
                 let any = sets.offset(i, .any)

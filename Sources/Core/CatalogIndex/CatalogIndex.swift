@@ -42,6 +42,10 @@ public struct CatalogIndex: Sendable {
     var byRule: [Bitset] = [Bitset()]
     /// Books with at least one rights window.
     var windowed = Bitset()
+    /// Scheduled books: in the catalog only from..<until (few; most books have no schedule).
+    public private(set) var schedule: [Int: (from: Int64, until: Int64)] = [:]
+    /// Moves with every change of `schedule` (answers kept for a schedule state name it).
+    public private(set) var scheduleChanges = 0
 
     // Words.
     private var lexemeIDs: [String: UInt32] = [:]
@@ -174,6 +178,10 @@ public struct CatalogIndex: Sendable {
         rights.set(id, book.rights.flatMap { [$0.start, $0.end ?? Int64.max, Int64(ruleNumber(for: $0.rule))] })
         for window in book.rights { byRule[ruleNumber(for: window.rule)].insert(id) }
         if !book.rights.isEmpty { windowed.insert(id) }
+        if book.liveFrom != nil || book.liveUntil != nil {
+            schedule[id] = (book.liveFrom ?? Int64.min, book.liveUntil ?? Int64.max)
+            scheduleChanges += 1
+        }
         rightsOffset[id] = UInt32(book.rightsOffset)
         ageMin[id] = UInt8(clamping: book.ageMin)
         ageMax[id] = UInt8(clamping: book.ageMax)
@@ -203,6 +211,7 @@ public struct CatalogIndex: Sendable {
         let windows = rights[id]
         for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) { byRule[Int(windows[i])].remove(id) }
         windowed.remove(id)
+        if schedule.removeValue(forKey: id) != nil { scheduleChanges += 1 }
         active.remove(id)
         count -= 1
         bookLexemes.clear(id); json.clear(id); titleKeys.clear(id); bookCategories.clear(id); rights.clear(id)

@@ -56,6 +56,24 @@ extension CatalogIndex {
         return set
     }
 
+    /// Scheduled books out of the catalog at `now`, and the next instant that changes (Int64.max:
+    /// none ahead). Nil set: every active book is live.
+    public func offline(at now: Int64) -> (books: Bitset?, until: Int64) {
+        var out = Bitset(capacity: 0), next = Int64.max, any = false
+        for (id, window) in schedule {
+            if now < window.from { out.insert(id); any = true; next = min(next, window.from) }
+            else if now >= window.until { out.insert(id); any = true }
+            else if window.until != Int64.max { next = min(next, window.until) }
+        }
+        return (any ? out : nil, next)
+    }
+
+    /// Whether an active book is live at `now` (its schedule allows it).
+    public func isLive(_ id: Int, at now: Int64) -> Bool {
+        guard let window = schedule[id] else { return true }
+        return window.from <= now && now < window.until
+    }
+
     /// Whether `id` is an active book `scope` leaves visible.
     public func isVisible(_ id: Int, in scope: CatalogScope) -> Bool {
         guard active.contains(id), isLicensed(id, in: scope.country) else { return false }

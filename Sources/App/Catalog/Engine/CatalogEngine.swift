@@ -26,6 +26,9 @@ final class CatalogEngine: @unchecked Sendable {
     /// the index, never on the clock; rights availability is rendered per request). Popular
     /// searches — many parents typing the same first letters — cost one computation per version.
     let memo = NIOLockedValueBox(AnswerMemo())
+    /// The scheduled books out of the catalog, valid from..<until for one index state.
+    struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
+    let scheduleState = NIOLockedValueBox(ScheduleState())
     struct AnswerMemo {
         static let limit = 4096
         var version = -1
@@ -144,9 +147,11 @@ final class CatalogEngine: @unchecked Sendable {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         let key = parameters.cacheKey
         return lock.reading {
+            // Scheduled books out of the catalog now: kept answers name the schedule state they saw.
+            let (offline, stateKey) = offlineBooks(at: micros)
             let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
-            let answer = narrowing.map { index.answer(parameters, scope: $0) }
-                ?? memoized(key, words: parameters.words, version: version) { index.answer(parameters) }
+            let answer = narrowing.map { index.answer(parameters, scope: $0, offline: offline) }
+                ?? memoized(key + stateKey, words: parameters.words, version: version) { index.answer(parameters, offline: offline) }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
@@ -159,11 +164,27 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
+    /// The scheduled books out of the catalog at `now` and a key naming that state; computed once
+    /// per schedule change or boundary passed (called under the read lock).
+    private func offlineBooks(at now: Int64) -> (Bitset?, String) {
+        if index.schedule.isEmpty { return (nil, "") }
+        let changes = index.scheduleChanges
+        if let known = scheduleState.withLockedValue({ state in
+            state.changes == changes && state.version == version && now >= state.from && now < state.until ? state : nil
+        }) {
+            return (known.offline, known.offline == nil ? "" : "\u{1}o=\(known.from)")
+        }
+        let (offline, until) = index.offline(at: now)
+        scheduleState.withLockedValue { $0 = ScheduleState(changes: changes, version: version, from: now, until: until, offline: offline) }
+        return (offline, offline == nil ? "" : "\u{1}o=\(now)")
+    }
+
     /// `{"data": book}` for an active book `scope` leaves visible, nil otherwise.
     func book(_ id: Int, scope: CatalogScope? = nil, now: Date) -> ByteBuffer? {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return lock.reading {
             if let scope, !index.isVisible(id, in: scope) { return nil }
+            guard index.isLive(id, at: micros) else { return nil }
             guard let json = index.render(id, at: micros, in: scope?.country) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }

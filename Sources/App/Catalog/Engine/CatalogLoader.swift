@@ -76,7 +76,7 @@ enum CatalogLoader {
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, rw.territories, b.search_vector
+                   rw.starts, rw.ends, rw.territories, b.search_vector, b.live_from, b.live_until
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
                    \(unescaped: rights)
              WHERE b.status = 'active'
@@ -88,11 +88,11 @@ enum CatalogLoader {
     /// `created_at`, the rights bounds and `search_vector` arrive in PostgreSQL's binary formats
     /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer)
+                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?)
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, created, categoryIDs, starts, ends, territories, searchVector) = r
+             titleKey, created, categoryIDs, starts, ends, territories, searchVector, liveFrom, liveUntil) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -129,7 +129,8 @@ enum CatalogLoader {
         }
         return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: PostgresBinary.microseconds(created) ?? 0, ageMin: ageMin, ageMax: ageMax,
                            publisherID: publisherID, categoryIDs: categoryIDs, lexemes: PostgresBinary.lexemes(searchVector),
-                           json: json.bytes, rightsOffset: rightsOffset, rights: rights)
+                           json: json.bytes, rightsOffset: rightsOffset, rights: rights,
+                           liveFrom: liveFrom.flatMap(PostgresBinary.microseconds), liveUntil: liveUntil.flatMap(PostgresBinary.microseconds))
     }
 }
 

@@ -12,6 +12,7 @@ extension AdminResource {
             AdminColumn("title", "Title", sortable: true, format: .link),
             AdminColumn("author", "Author", sortable: true),
             AdminColumn("status", "Status", format: .badge),
+            AdminColumn("catalog", "Parents see it", sql: BookSQL.catalogState("t"), format: .badge),
             AdminColumn("publisher", "Publisher", sql: "p.name"),
             AdminColumn("ages", "Ages", sql: "t.age_min || '–' || t.age_max"),
             AdminColumn("duration", "Duration", sql: BookSQL.readyDuration("v"), format: .duration),
@@ -22,6 +23,8 @@ extension AdminResource {
         detail: [
             AdminColumn("title", "Title"), AdminColumn("author", "Author"), AdminColumn("description", "Description"),
             AdminColumn("status", "Status", format: .badge),
+            AdminColumn("catalog", "Parents see it", sql: BookSQL.catalogState("t"), format: .badge),
+            AdminColumn("schedule", "Schedule", sql: BookSQL.scheduleText("t")),
             AdminColumn("ages", "Ages", sql: "t.age_min || '–' || t.age_max"),
             AdminColumn("language", "Language"), AdminColumn("publisher", "Publisher", sql: "p.name"),
             AdminColumn("cover_image_url", "Cover image URL"),
@@ -47,6 +50,10 @@ extension AdminResource {
             AdminField(name: "cover_image_url", label: "Cover image URL", kind: .text(maxLength: 2000), nullable: true),
             AdminField(name: "publisher_id", label: "Publisher", kind: .lookup(.publishers), nullable: true),
             AdminField(name: "status", label: "Status", kind: .choice(bookStatuses), required: true, defaultValue: "draft"),
+            AdminField(name: "auto_publish", label: "Publish with its rights", kind: .checkbox,
+                       help: "An active book goes live when its first rights window opens and leaves the catalog when its last one closes."),
+            AdminField(name: "publish_at", label: "Go live at (UTC)", kind: .datetime, help: "Blank: as soon as it is active.", nullable: true),
+            AdminField(name: "unpublish_at", label: "Leave the catalog at (UTC)", kind: .datetime, help: "Blank: no end.", nullable: true),
             AdminField(name: "category_ids", label: "Categories", kind: .multiLookup(.categories)),
         ],
         defaultSort: "id", defaultDescending: true,
@@ -65,6 +72,7 @@ extension AdminResource {
             "books_language_format": FieldMessage(field: "language", message: "Use a two-letter ISO 639-1 code such as en."),
             "books_cover_image_url_format": FieldMessage(field: "cover_image_url", message: "Enter an http(s) URL."),
             "books_title_not_blank": FieldMessage(field: "title", message: "This field is required."),
+            "books_schedule_order": FieldMessage(field: "unpublish_at", message: "Leaving must come after going live."),
             "books_publisher_id_fkey": FieldMessage(field: "publisher_id", message: "That publisher does not exist any more."),
             "book_categories_category_id_fkey": FieldMessage(field: "category_ids", message: "A chosen category does not exist any more."),
         ],
@@ -105,6 +113,9 @@ extension AdminResource {
         }
         if case .text(let url)? = values["cover_image_url"], url.range(of: "^https?://[^\\s]+$", options: .regularExpression) == nil {
             errors["cover_image_url"] = "Enter an http(s) URL."
+        }
+        if let from = values.date("publish_at"), let until = values.date("unpublish_at"), until <= from {
+            errors["unpublish_at"] = "Leaving must come after going live."
         }
         return errors
     }

@@ -1,0 +1,46 @@
+import SQLKit
+import Vapor
+
+/// Writes each scheduled transition (a book going live, or leaving the catalog, by its schedule)
+/// to the audit log once. Parents see the change at the instant itself — availability is
+/// evaluated against the clock — so this record may follow it by up to `interval`; every instance
+/// runs it, and a unique index keeps one row per transition.
+enum ScheduleAudit {
+    static let interval: Duration = .seconds(30)
+
+    /// Records the transitions of the last 30 days not yet recorded; returns how many.
+    @discardableResult
+    static func record(on sql: any SQLDatabase) async throws -> Int {
+        try await sql.raw("""
+            WITH due AS (
+                SELECT id, 'scheduled: went live' AS action, live_from AS at FROM books
+                 WHERE status = 'active' AND live_from <= now() AND live_from > now() - interval '30 days'
+                UNION ALL
+                SELECT id, 'scheduled: left the catalog', live_until FROM books
+                 WHERE status = 'active' AND live_until <= now() AND live_until > now() - interval '30 days'
+            ), written AS (
+                INSERT INTO audit_log (staff_user_id, staff_email, action, table_name, record_id, before, after)
+                SELECT NULL, 'schedule', due.action, 'books', due.id, NULL, jsonb_build_object('at', due.at)
+                  FROM due ORDER BY due.at
+                ON CONFLICT DO NOTHING RETURNING 1
+            )
+            SELECT count(*) AS n FROM written
+            """).first()!.decode(column: "n", as: Int.self)
+    }
+}
+
+/// Runs `ScheduleAudit` on every instance (not in tests, which call it themselves).
+struct ScheduleAuditStarter: LifecycleHandler {
+    func didBootAsync(_ app: Application) async throws {
+        guard app.environment != .testing else { return }
+        let sql = app.db.sql(counting: app.queryCounter), logger = app.logger
+        Task.detached {
+            while true {
+                do { try await ScheduleAudit.record(on: sql) } catch {
+                    logger.warning("recording scheduled transitions failed", metadata: ["error": .string(String(describing: error))])
+                }
+                try? await Task.sleep(for: ScheduleAudit.interval)
+            }
+        }
+    }
+}
