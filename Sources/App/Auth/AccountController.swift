@@ -35,37 +35,31 @@ struct AccountController: RouteCollection {
             }
             country = codes[0]
         }
+        var zone: String?
         if body.has("time_zone") {
-            let zone = try body.string("time_zone", maxLength: 64)
-            guard try await req.application.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
+            zone = try body.string("time_zone", maxLength: 64)
+            guard try await req.application.timeZoneNames.isFamilyZone(zone!, on: req.sql) else {
                 throw Problem.invalidParameter("time_zone", "time_zone must be an IANA time zone name such as Europe/Paris")
             }
-            let parent = try req.parentID
-            try await req.db.transaction { db in
-                let sql = db as! any SQLDatabase
-                try await sql.raw("""
-                    WITH old AS (SELECT time_zone FROM parents WHERE id = \(bind: parent) FOR UPDATE),
-                    changed AS (UPDATE parents SET time_zone = \(bind: zone), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
-                    INSERT INTO parent_audit_log (parent_id, action, before, after)
-                    SELECT \(bind: parent), 'account.time_zone', jsonb_build_object('time_zone', old.time_zone), jsonb_build_object('time_zone', \(bind: zone)::text)
-                      FROM old, changed
-                    """).run()
-            }
         }
-        if let country {
-            let parent = try req.parentID
-            try await req.db.transaction { db in
-                let sql = db as! any SQLDatabase
-                try await sql.raw("""
-                    WITH old AS (SELECT country FROM parents WHERE id = \(bind: parent) FOR UPDATE),
-                    changed AS (UPDATE parents SET country = \(bind: country), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
-                    INSERT INTO parent_audit_log (parent_id, action, before, after)
-                    SELECT \(bind: parent), 'account.country', jsonb_build_object('country', old.country), jsonb_build_object('country', \(bind: country)::text)
-                      FROM old, changed
-                    """).run()
-            }
+        let parent = try req.parentID
+        try await req.transaction { [zone, country] sql in
+            if let zone { try await Self.set("time_zone", to: zone, of: parent, on: sql) }
+            if let country { try await Self.set("country", to: country, of: parent, on: sql) }
         }
         return ItemDTO(data: try await Self.me(req))
+    }
+
+    /// Sets one of the parent's own settings and audits it (`account.<column>`, before → after).
+    private static func set(_ column: StaticString, to value: String, of parent: Int, on sql: any SQLDatabase) async throws {
+        let name = column.description
+        try await sql.raw("""
+            WITH old AS (SELECT \(ident: name) AS value FROM parents WHERE id = \(bind: parent) FOR UPDATE),
+            changed AS (UPDATE parents SET \(ident: name) = \(bind: value), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
+            INSERT INTO parent_audit_log (parent_id, action, before, after)
+            SELECT \(bind: parent), \(bind: "account." + name), jsonb_build_object(\(bind: name)::text, old.value), jsonb_build_object(\(bind: name)::text, \(bind: value)::text)
+              FROM old, changed
+            """).run()
     }
 
     private static func me(_ req: Request) async throws -> MeDTO {
