@@ -15,7 +15,7 @@ extension CatalogIndex {
 
     /// Whether some window's territory rule names a country (the catalog differs by country).
     public var hasTerritoryRules: Bool {
-        byRule.indices.dropFirst().contains { !byRule[$0].isEmpty }
+        ruleWindows.dropFirst().contains { $0 > 0 }
     }
 
     /// The active books `country`'s catalog leaves out: those with windows, none of which applies
@@ -24,7 +24,7 @@ extension CatalogIndex {
     public func unlicensed(in country: String?) -> Bitset? {
         guard let country, hasTerritoryRules else { return nil }
         var out = windowed
-        for (number, rule) in territoryRules.enumerated() where rule.applies(to: country) { out.subtract(byRule[number]) }
+        for (number, rule) in territoryRules.enumerated() where ruleWindows[number] > 0 && rule.applies(to: country) { out.subtract(byRule[number]) }
         out.formIntersection(active)
         return out.isEmpty ? nil : out
     }

@@ -40,6 +40,8 @@ public struct CatalogIndex: Sendable {
     var territoryRules: [TerritoryRule] = [.worldwide]
     private var ruleNumbers: [TerritoryRule: Int] = [.worldwide: 0]
     var byRule: [Bitset] = [Bitset()]
+    /// Per rule, how many windows use it (whether any rule but worldwide is in use, at no cost).
+    var ruleWindows: [Int] = [0]
     /// Books with at least one rights window.
     var windowed = Bitset()
     /// Scheduled books: in the catalog only from..<until (few; most books have no schedule).
@@ -176,7 +178,11 @@ public struct CatalogIndex: Sendable {
         titleKeys.set(id, book.titleKey)
         bookCategories.set(id, book.categoryIDs.map { Int32(truncatingIfNeeded: $0) })
         rights.set(id, book.rights.flatMap { [$0.start, $0.end ?? Int64.max, Int64(ruleNumber(for: $0.rule))] })
-        for window in book.rights { byRule[ruleNumber(for: window.rule)].insert(id) }
+        for window in book.rights {
+            let number = ruleNumber(for: window.rule)
+            byRule[number].insert(id)
+            ruleWindows[number] += 1
+        }
         if !book.rights.isEmpty { windowed.insert(id) }
         if book.liveFrom != nil || book.liveUntil != nil {
             schedule[id] = (book.liveFrom ?? Int64.min, book.liveUntil ?? Int64.max)
@@ -209,7 +215,10 @@ public struct CatalogIndex: Sendable {
         for category in bookCategories[id] { byCategory[Int(category)]?.remove(id) }
         if publisher[id] >= 0 { byPublisher[Int(publisher[id])]?.remove(id) }
         let windows = rights[id]
-        for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) { byRule[Int(windows[i])].remove(id) }
+        for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) {
+            byRule[Int(windows[i])].remove(id)
+            ruleWindows[Int(windows[i])] -= 1
+        }
         windowed.remove(id)
         if schedule.removeValue(forKey: id) != nil { scheduleChanges += 1 }
         active.remove(id)
@@ -231,6 +240,7 @@ public struct CatalogIndex: Sendable {
         if let number = ruleNumbers[rule] { return number }
         territoryRules.append(rule)
         byRule.append(Bitset())
+        ruleWindows.append(0)
         ruleNumbers[rule] = territoryRules.count - 1
         return territoryRules.count - 1
     }
