@@ -93,4 +93,36 @@ struct BookImportTests {
         #expect(CSVReader.rows("only") == [["only"]])
         #expect(CSVReader.rows("") == [])
     }
+
+    @Test("dates typed or imported: the hand-written reader agrees with DateFormatter on 2,000 random instants in every accepted form, and refuses impossible ones")
+    func dates() {
+        func reference(_ text: String) -> Date? {
+            for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "UTC")
+                formatter.dateFormat = format
+                if let date = formatter.date(from: text) { return date }
+            }
+            return nil
+        }
+        var rng = SystemRandomNumberGenerator()
+        let forms = ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"]
+        var compared = 0
+        for _ in 0..<2_000 {
+            let instant = Date(timeIntervalSince1970: Double(Int64.random(in: -2_000_000_000...4_000_000_000, using: &rng)))
+            let writer = DateFormatter()
+            writer.locale = Locale(identifier: "en_US_POSIX")
+            writer.timeZone = TimeZone(identifier: "UTC")
+            writer.dateFormat = forms.randomElement(using: &rng)!
+            let text = writer.string(from: instant)
+            #expect(FormValues.parseDate(text) == reference(text), "\(text)")
+            compared += 1
+        }
+        #expect(compared == 2_000)
+        for bad in ["2026-02-30", "2026-13-01", "2026-11-22T24:00", "2026-11-22T09:60", "2026-11-22X09:30", "22/11/2026", "2026-11-22T09:30:61", ""] {
+            #expect(FormValues.parseDate(bad) == nil, "\(bad)")
+        }
+        #expect(FormValues.parseDate("2024-02-29T23:59:59") == reference("2024-02-29T23:59:59"))
+    }
 }

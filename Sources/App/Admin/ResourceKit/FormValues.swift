@@ -45,17 +45,34 @@ struct FormValues: Sendable {
         self.lists = lists
     }
 
-    static let dateFormats = ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"]
-
+    /// `YYYY-MM-DD`, optionally followed by `T` or a space and `HH:mm` or `HH:mm:ss`, in UTC (what a
+    /// `datetime-local` input and a spreadsheet send). Read by hand: a CSV import parses 100,000.
     static func parseDate(_ text: String) -> Date? {
-        for format in dateFormats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+        let b = Array(text.utf8)
+        guard b.count == 10 || b.count == 16 || b.count == 19 else { return nil }
+        func number(_ from: Int, _ length: Int) -> Int? {
+            var value = 0
+            for i in from..<from + length {
+                guard b[i] >= 48 && b[i] <= 57 else { return nil }
+                value = value * 10 + Int(b[i] - 48)
+            }
+            return value
         }
-        return nil
+        guard b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              year >= 1, (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let days = CivilDays.days(year: year, month: month, day: day)
+        guard CivilDays.date(of: days) == (year, month, day) else { return nil }   // no 30 February
+        var seconds = 0
+        if b.count >= 16 {
+            guard b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":"),
+                  let hour = number(11, 2), let minute = number(14, 2), hour < 24, minute < 60 else { return nil }
+            seconds = hour * 3600 + minute * 60
+            if b.count == 19 {
+                guard b[16] == UInt8(ascii: ":"), let second = number(17, 2), second < 60 else { return nil }
+                seconds += second
+            }
+        }
+        return Date(timeIntervalSince1970: Double(days * 86_400 + seconds))
     }
 
     /// Parses every field; returns field → message for what is wrong.

@@ -1,3 +1,4 @@
+import Core
 import SQLKit
 
 /// Books: the catalog itself. Filters, batch actions and the lists on a book's page are declared
@@ -93,6 +94,13 @@ extension AdminResource {
         importURL: AdminPath.path("books", "import")
     )
 
+    /// `^https?://[^\\s]+$`, the database's check.
+    static func isWebURL(_ text: String) -> Bool {
+        let rest = text.hasPrefix("https://") ? text.dropFirst(8) : text.hasPrefix("http://") ? text.dropFirst(7) : nil
+        guard let rest, !rest.isEmpty else { return false }
+        return !rest.unicodeScalars.contains { $0.properties.isWhitespace }
+    }
+
     static let bookStatuses = [Choice(value: "draft", label: "Draft"), Choice(value: "active", label: "Active"), Choice(value: "archived", label: "Archived")]
 
     /// A book for the audit log: its columns, its categories and its rights windows (not the
@@ -108,10 +116,11 @@ extension AdminResource {
         if let min = values.integer("age_min"), let max = values.integer("age_max"), min > max {
             errors["age_max"] = "The maximum age cannot be below the minimum age."
         }
-        if case .text(let language)? = values["language"], language.range(of: "^[a-z]{2}$", options: .regularExpression) == nil {
+        // By hand rather than by regular expression: a CSV import checks 100,000 books.
+        if case .text(let language)? = values["language"], !(language.utf8.count == 2 && language.utf8.allSatisfy { $0 >= 97 && $0 <= 122 }) {
             errors["language"] = "Use a two-letter ISO 639-1 code such as en."
         }
-        if case .text(let url)? = values["cover_image_url"], url.range(of: "^https?://[^\\s]+$", options: .regularExpression) == nil {
+        if case .text(let url)? = values["cover_image_url"], !Self.isWebURL(url) {
             errors["cover_image_url"] = "Enter an http(s) URL."
         }
         if let from = values.date("publish_at"), let until = values.date("unpublish_at"), until <= from {
