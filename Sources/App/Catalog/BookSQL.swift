@@ -58,6 +58,19 @@ enum BookSQL {
         """
     }
 
+    /// In the catalog of `country` (SQL of a text value): not a book whose rights windows all apply
+    /// elsewhere. Such a book is unknown there — a 404 on every route, never a hint that it exists.
+    /// (The first probe is of a partial index that holds only windows limited to territories:
+    /// empty unless rights differ by country.)
+    static func visible(_ book: StaticString, country: SQLQueryString) -> SQLQueryString {
+        let b = book.description
+        return """
+            NOT (EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = \(unsafeRaw: b).id AND (r.territories <> '{}' OR r.exclude_territories <> '{}'))
+                 AND NOT EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = \(unsafeRaw: b).id
+                                    AND storytime_window_applies(r.territories, r.exclude_territories, \(country))))
+            """
+    }
+
     /// When the book's rights stop being available in `country`, following back-to-back windows
     /// (null: not available now, or no end).
     static func rightsEndsAt(_ book: StaticString, in country: String?) -> SQLQueryString {

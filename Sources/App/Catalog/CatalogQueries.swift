@@ -62,15 +62,7 @@ struct CatalogQueries {
     private var scopeConditions: [SQLQueryString] {
         guard let scope else { return [] }
         var conditions: [SQLQueryString] = []
-        if let country = scope.country {
-            // Not a book whose windows all apply elsewhere (the first probe is of a partial index
-            // that holds only windows limited to territories: empty unless rights differ by country).
-            conditions.append("""
-                NOT (EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = b.id AND (r.territories <> '{}' OR r.exclude_territories <> '{}'))
-                     AND NOT EXISTS (SELECT 1 FROM rights_windows r WHERE r.book_id = b.id
-                                        AND storytime_window_applies(r.territories, r.exclude_territories, \(bind: country))))
-                """)
-        }
+        if let country = scope.country { conditions.append(BookSQL.visible("b", country: "\(bind: country)")) }
         guard !scope.isEmpty else { return conditions }
         if let maxAge = scope.maxAge { conditions.append("b.age_min <= \(bind: maxAge)") }
         if let allowed = scope.allowed { conditions.append("b.id = ANY(\(bind: allowed)::bigint[])") }

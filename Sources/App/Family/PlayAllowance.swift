@@ -6,9 +6,11 @@ import Vapor
 /// Whether a child may start or continue a play now: not a blocked book, not bedtime, and the
 /// day's minutes not used up (README, "Family controls").
 enum PlayAllowance {
-    /// Seconds watched by `child` in `day`, by the viewing-history rule: a play counts its
-    /// position minus the position of the same book's play before it (whenever that was) when
-    /// that one was not completed and the position went forward, otherwise its position.
+    /// Seconds of `child`'s daily budget spent in `day`: each play counts by the viewing-history
+    /// rule (its position minus the position of the same book's play before it, whenever that was,
+    /// when that one was not completed and the position went forward; otherwise its position) and
+    /// is charged to the day it **arrived** (`recorded_at`), not the day it says it was watched — a
+    /// backdated play cannot dodge today's budget.
     static func secondsWatched(child: Int, in day: DateInterval, on sql: any SQLDatabase) async throws -> Int {
         try await sql.raw("""
             SELECT COALESCE(sum(CASE WHEN prev.position_seconds IS NOT NULL AND NOT prev.completed
@@ -19,7 +21,8 @@ enum PlayAllowance {
                   SELECT q.position_seconds, q.completed FROM plays q
                    WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND (q.played_at, q.id) < (p.played_at, p.id)
                    ORDER BY q.played_at DESC, q.id DESC LIMIT 1) prev ON true
-             WHERE p.child_id = \(bind: child) AND p.played_at >= \(bind: day.start) AND p.played_at < \(bind: day.end)
+             WHERE p.child_id = \(bind: child)
+               AND COALESCE(p.recorded_at, p.played_at) >= \(bind: day.start) AND COALESCE(p.recorded_at, p.played_at) < \(bind: day.end)
             """).first()?.decode(column: "seconds", as: Int.self) ?? 0
     }
 
@@ -28,15 +31,21 @@ enum PlayAllowance {
     }
 
     /// Throws the 403 the controls give a play of `book` by `child` now; returns when it is
-    /// allowed (or the book is not in the child's library: the play's own 404 follows).
-    static func requireAllowed(child: Int, book: Int, req: Request) async throws {
-        let controls = try await req.ownChildControls(child).controls
+    /// allowed (or the book is not in the child's library: the play's own 404 follows). Run it in
+    /// the transaction that stores the play, after `lockChild`, so concurrent plays are judged one
+    /// after another, each seeing the minutes of those before it.
+    static func requireAllowed(child: Int, book: Int, req: Request, on sql: any SQLDatabase) async throws {
+        // On the transaction's connection: a second one from the pool while holding the child's
+        // lock would let concurrent plays exhaust the pool and wait on each other.
+        guard let controls = try await ChildControls.load(child: child, parent: try req.parentID, on: sql)?.controls else {
+            throw Problem.notFound("No such child.")
+        }
         let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
             || !controls.blockedCategories.isEmpty
         guard hasBlocks || controls.bedtime != nil || controls.dailyMinutes != nil else { return }
         let now = Date()
         let day = controls.clock.day(containing: now)
-        let row = try await req.sql.raw("""
+        let row = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: child) AND book_id = \(bind: book)) AS present,
                    \(bind: hasBlocks) AND storytime_blocked_for_child(\(bind: child), \(bind: book)) AS blocked
             """).first()
@@ -44,7 +53,7 @@ enum PlayAllowance {
         if try row?.decode(column: "blocked", as: Bool.self) == true {
             throw Problem(status: .forbidden, code: "blocked_by_controls", detail: "This book is blocked by the child's family controls.")
         }
-        let used = controls.dailyMinutes == nil ? 0 : try await secondsWatched(child: child, in: day, on: req.sql)
+        let used = controls.dailyMinutes == nil ? 0 : try await secondsWatched(child: child, in: day, on: sql)
         switch decision(controls, now: now, usedToday: used) {
         case .allowed: return
         case .bedtime(let until):
@@ -55,6 +64,12 @@ enum PlayAllowance {
                           detail: "Today's \(controls.dailyMinutes ?? 0) minutes are used; plays are allowed again at \(Self.stamp(until)).",
                           headers: retryAfter(until, now: now))
         }
+    }
+
+    /// Takes the child's row lock (the one the play's own trigger takes) for the transaction: the
+    /// allowance check and the insert of one child's plays are serialized. False: not the parent's child.
+    static func lockChild(_ child: Int, parent: Int, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("SELECT id FROM children WHERE id = \(bind: child) AND parent_id = \(bind: parent) FOR NO KEY UPDATE").first() != nil
     }
 
     private static func retryAfter(_ until: Date, now: Date) -> HTTPHeaders {

@@ -7,7 +7,6 @@ import Vapor
 struct LibraryController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         let children = routes.grouped(ParentAuthMiddleware()).grouped("children")
-        children.get(use: listChildren)
         let library = children.grouped(":child_id", "library")
         library.get(use: list)
         library.on(.POST, body: .collect(maxSize: "16kb"), use: add)
@@ -15,26 +14,11 @@ struct LibraryController: RouteCollection {
         library.on(.POST, ":book_id", "plays", body: .collect(maxSize: "16kb"), use: play)
     }
 
-    struct ChildDTO: Content { let id: Int; let name: String; let libraryCount: Int }
-
     struct PlayDTO: Content {
         let bookId: Int
         let positionSeconds: Int
         let completed: Bool
         let playedAt: Date
-    }
-
-    @Sendable
-    func listChildren(req: Request) async throws -> ItemDTO<[ChildDTO]> {
-        let rows = try await req.sql.raw("""
-            SELECT c.id, c.name, (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
-                                   WHERE le.child_id = c.id AND \(BookSQL.live("b"))) AS library_count
-              FROM children c WHERE c.parent_id = \(bind: try req.parentID) ORDER BY c.id
-            """).all()
-        return ItemDTO(data: try rows.map {
-            ChildDTO(id: try $0.decode(column: "id", as: Int.self), name: try $0.decode(column: "name", as: String.self),
-                     libraryCount: try $0.decode(column: "library_count", as: Int.self))
-        })
     }
 
     /// The child id of the path, when it names one of the caller's children.
@@ -97,19 +81,22 @@ struct LibraryController: RouteCollection {
     }
 
     /// Adds a book. Checks in the contract's order: body (400), child (404), already there (409),
-    /// unknown book (404), kept out by the child's controls (422), rights not available now (422).
+    /// unknown book — or one not in the catalog of the parent's country (404), kept out by the
+    /// child's controls (422), rights not available now (422).
     @Sendable
     func add(req: Request) async throws -> Response {
         let childID = try ownedChild(req)
         let parentID = try req.parentID
         let bookID = try JSONBody(req).integer("book_id")
         let sql = req.sql
+        let countryOf: SQLQueryString = "COALESCE(p.country, \(bind: req.application.settings.defaultCountry))"
         guard let state = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: bookID)) AS duplicate,
                    b.id IS NOT NULL AS found,
-                   \(BookSQL.rightsAvailable("b", country: "COALESCE(p.country, \(bind: req.application.settings.defaultCountry))")) AS rights, p.country,
+                   \(BookSQL.rightsAvailable("b", country: countryOf)) AS rights, p.country,
                    b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
-              FROM children c JOIN parents p ON p.id = c.parent_id LEFT JOIN books b ON b.id = \(bind: bookID) AND \(BookSQL.live("b"))
+              FROM children c JOIN parents p ON p.id = c.parent_id
+              LEFT JOIN books b ON b.id = \(bind: bookID) AND \(BookSQL.live("b")) AND \(BookSQL.visible("b", country: countryOf))
              WHERE c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
             """).first() else {
             throw Problem.notFound("No such child.")
@@ -179,19 +166,24 @@ struct LibraryController: RouteCollection {
         let position = try body.integer("position_seconds", in: 0...(7 * 24 * 3600))
         let completed = try body.bool("completed")
         let playedAt = try Self.playedAt(body)
-        try await PlayAllowance.requireAllowed(child: childID, book: bookID, req: req)
-        guard let row = try await req.sql.raw("""
+        let parentID = try req.parentID
+        let row = try await req.transaction { sql -> (any SQLRow)? in
+            guard try await PlayAllowance.lockChild(childID, parent: parentID, on: sql) else { return nil }
+            try await PlayAllowance.requireAllowed(child: childID, book: bookID, req: req, on: sql)
+            return try await sql.raw("""
             WITH entry AS (
                 UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))
                   FROM children c, books b
-                 WHERE le.child_id = c.id AND c.id = \(bind: childID) AND c.parent_id = \(bind: try req.parentID)
+                 WHERE le.child_id = c.id AND c.id = \(bind: childID) AND c.parent_id = \(bind: parentID)
                    AND le.book_id = \(bind: bookID) AND b.id = le.book_id AND \(BookSQL.live("b"))
                 RETURNING le.child_id, le.book_id
             )
             INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
             SELECT child_id, book_id, \(bind: position), \(bind: completed), LEAST(COALESCE(\(bind: playedAt), now()), now()) FROM entry
             RETURNING book_id, position_seconds, completed, played_at
-            """).first() else {
+            """).first()
+        }
+        guard let row else {
             throw Problem.notFound("No such book in this child's library.")
         }
         let play = PlayDTO(bookId: try row.decode(column: "book_id", as: Int.self),

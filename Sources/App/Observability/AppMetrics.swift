@@ -108,7 +108,7 @@ extension Application {
 }
 
 /// `GET /metrics`: Prometheus text format, for a scraper on this machine (a loopback peer that no
-/// proxy forwarded) or one presenting `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404.
+/// proxy forwarded: no forwarding header of any kind, not a trusted proxy) or one presenting `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404.
 struct MetricsController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("metrics", use: metrics)
@@ -126,12 +126,17 @@ struct MetricsController: RouteCollection {
                         body: .init(buffer: ByteBuffer(bytes: body)))
     }
 
+    static let forwardingHeaders = ["X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host", "X-Client-IP", "True-Client-IP", "CF-Connecting-IP"]
+
     static func allowed(_ req: Request) -> Bool {
         if let token = req.application.settings.metricsToken, let given = req.headers.bearerAuthorization?.token {
             return Array(given.utf8).constantTimeEquals(Array(token.utf8))
         }
-        guard req.headers.first(name: .xForwardedFor) == nil, req.headers.first(name: "Forwarded") == nil,
-              let address = req.remoteAddress else { return false }
+        // Any header a proxy would set means the request may come from elsewhere; so does a peer
+        // named in TRUSTED_PROXIES (a proxy on this machine): both need the token.
+        guard Self.forwardingHeaders.allSatisfy({ req.headers.first(name: $0) == nil }),
+              let address = req.remoteAddress,
+              !req.application.settings.trustedProxies.contains(address.ipAddress ?? "") else { return false }
         switch address {
         case .v4(let v4): return v4.address.sin_addr.s_addr & 0xFF == 127   // 127.0.0.0/8 (network byte order)
         case .v6: return address.ipAddress == "::1"

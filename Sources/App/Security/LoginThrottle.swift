@@ -21,9 +21,11 @@ struct LoginThrottle: Sendable {
     let email: String
     let address: String
 
+    /// `email` as typed: the budget's key is PostgreSQL's `lower()` of it, the same normalisation
+    /// accounts are found by (Swift's lowercasing differs, e.g. for `İ`, and would give a second budget).
     init(_ kind: Kind, email: String, request: Request) {
         self.kind = kind
-        self.email = email.lowercased()
+        self.email = email
         self.address = request.clientAddress
     }
 
@@ -39,7 +41,7 @@ struct LoginThrottle: Sendable {
             """).run()
         let rows = try await sql.raw("""
             INSERT INTO login_throttle AS t (scope, key, window_start, attempts)
-            VALUES (\(bind: emailScope), \(bind: email), now(), 1), (\(bind: addressScope), \(bind: address), now(), 1)
+            VALUES (\(bind: emailScope), lower(\(bind: email)), now(), 1), (\(bind: addressScope), \(bind: address), now(), 1)
             ON CONFLICT (scope, key) DO UPDATE SET
                 attempts = CASE WHEN t.window_start <= now() - make_interval(secs => \(bind: Self.window)) THEN 1 ELSE t.attempts + 1 END,
                 window_start = CASE WHEN t.window_start <= now() - make_interval(secs => \(bind: Self.window)) THEN now() ELSE t.window_start END
@@ -60,24 +62,26 @@ struct LoginThrottle: Sendable {
     func succeeded(on sql: any SQLDatabase) async throws {
         try await sql.raw("""
             UPDATE login_throttle SET attempts = CASE WHEN scope = \(bind: emailScope) THEN 0 ELSE greatest(attempts - 1, 0) END
-             WHERE (scope = \(bind: emailScope) AND key = \(bind: email)) OR (scope = \(bind: addressScope) AND key = \(bind: address))
+             WHERE (scope = \(bind: emailScope) AND key = lower(\(bind: email))) OR (scope = \(bind: addressScope) AND key = \(bind: address))
             """).run()
     }
 
     /// Lets a locked-out account in again at once (`parent unlock` / `staff unlock`).
     static func clear(_ kind: Kind, email: String, on sql: any SQLDatabase) async throws {
-        try await sql.raw("DELETE FROM login_throttle WHERE scope = \(bind: kind.rawValue + "_email") AND key = \(bind: email.lowercased())").run()
+        try await sql.raw("DELETE FROM login_throttle WHERE scope = \(bind: kind.rawValue + "_email") AND key = lower(\(bind: email))").run()
     }
 }
 
 extension Request {
     /// The client's address: the TCP peer, or — when the peer is one of `TRUSTED_PROXIES` — the
-    /// last address that proxy appended to `X-Forwarded-For`. Never a header a client controls.
+    /// rightmost address of `X-Forwarded-For` (every header line, in order) that is not itself a
+    /// trusted proxy. Addresses left of it were written by the client and are never believed.
     var clientAddress: String {
         let peer = remoteAddress?.ipAddress ?? "unknown"
-        guard application.settings.trustedProxies.contains(peer),
-              let forwarded = headers.first(name: "X-Forwarded-For")?.split(separator: ",").last
-        else { return peer }
-        return forwarded.trimmingCharacters(in: .whitespaces)
+        let trusted = application.settings.trustedProxies
+        guard trusted.contains(peer) else { return peer }
+        let chain = headers[.xForwardedFor].joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return chain.last { !trusted.contains($0) } ?? chain.first ?? peer
     }
 }

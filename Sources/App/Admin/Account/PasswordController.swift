@@ -45,10 +45,22 @@ struct PasswordController: RouteCollection {
         let staff = try req.staff
         let form = try FormBody(req)
         var errors = Self.check(form)
+        // The current password is a guess like a sign-in's: it spends the same budget (per email
+        // and per address), so a session cannot be used to try passwords without limit.
+        let throttle = LoginThrottle(.staff, email: staff.email, request: req)
+        if let wait = try await throttle.reserve(on: req.sql) {
+            errors.current = "Too many wrong passwords; try again in \((wait + 59) / 60) minutes."
+            let page = try await Self.render(req, own: true, target: staff.email, action: AdminPath.ownPassword, errors: errors)
+            let response = try await page.encodeResponse(status: .tooManyRequests, for: req)
+            response.headers.replaceOrAdd(name: .retryAfter, value: String(wait))
+            return response
+        }
         let hash = try await req.sql.raw("SELECT password_hash FROM staff_users WHERE id = \(bind: staff.id)").first()?
             .decode(column: "password_hash", as: String.self) ?? ""
         if (try? await req.password.async.verify(form.value("current") ?? "", created: hash)) != true {
             errors.current = "This is not your current password."
+        } else {
+            try await throttle.succeeded(on: req.sql)
         }
         guard errors.isEmpty else {
             return try await Self.render(req, own: true, target: staff.email, action: AdminPath.ownPassword, errors: errors).encodeResponse(status: .unprocessableEntity, for: req)

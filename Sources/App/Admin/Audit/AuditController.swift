@@ -53,7 +53,7 @@ struct AuditController: RouteCollection {
         let select = req.sql.select()
             .column(SQLColumn("id", table: "a"))
             .column(SQLAlias(SQLQueryString("to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"), as: SQLIdentifier("at")))
-            .columns(["staff_email", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
+            .columns(["staff_user_id", "staff_email", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
             .column(SQLAlias(SQLQueryString("a.before::text"), as: SQLIdentifier("before")))
             .column(SQLAlias(SQLQueryString("a.after::text"), as: SQLIdentifier("after")))
             .from(SQLAlias(SQLIdentifier("audit_log"), as: SQLIdentifier("a")))
@@ -67,7 +67,7 @@ struct AuditController: RouteCollection {
             let action = try row.decode(column: "action", as: String.self)
             let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit
                 && (["update", "create", "delete"].contains(action) || action.hasPrefix("batch: ") || action.hasPrefix("revert #"))
-            return Entry(when: try row.decode(column: "at", as: String.self), who: try row.decode(column: "staff_email", as: String.self),
+            return Entry(when: try row.decode(column: "at", as: String.self), who: staffUser.name(ofStaff: try row.decode(column: "staff_user_id", as: Int?.self), email: try row.decode(column: "staff_email", as: String.self)),
                          action: action,
                          record: "\(table) #\(id.map(String.init) ?? "?")",
                          recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },
@@ -78,7 +78,7 @@ struct AuditController: RouteCollection {
         let staffRows = try await req.sql.raw("SELECT id, email FROM staff_users ORDER BY lower(email)").all()
         let staff = [OptionView(value: "", label: "Anyone", selected: staffID == nil)] + (try staffRows.map {
             let id = try $0.decode(column: "id", as: Int.self)
-            return OptionView(value: String(id), label: try $0.decode(column: "email", as: String.self), selected: id == staffID)
+            return OptionView(value: String(id), label: staffUser.name(ofStaff: id, email: try $0.decode(column: "email", as: String.self)), selected: id == staffID)
         })
         let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + visibleTables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
         func url(_ page: Int) -> String { AdminPath.audit + "?" + query.setting("page", to: String(page)).encoded }

@@ -68,9 +68,14 @@ struct AuditRevert: Sendable {
     /// Undoes the change in `transaction`, audited as `revert #N`; throws `Refused` with the reason.
     func run(in transaction: any SQLDatabase, audit: AuditWriter) async throws {
         let before = self.before
+        let table = SQLIdentifier(resource.table)
+        // Lock before comparing (no check-then-act): reverts of one record take turns on a lock of
+        // table+id (a deleted record has no row to lock), and an edit of the record waits for this
+        // transaction or — when it came first — is seen by the comparison below and refuses it.
+        try await transaction.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: resource.table + ":" + String(recordID)), 0))").run()
+        try await transaction.raw("SELECT id FROM \(table) WHERE id = \(bind: recordID) FOR UPDATE").run()
         let store = ResourceStore(resource: resource, parentID: nil, sql: transaction)
         let current = try await store.snapshots([recordID], on: transaction)
-        let table = SQLIdentifier(resource.table)
         switch kind {
         case .update(let fields):
             guard let now = current[recordID] else { throw Refused(message: "\(resource.singular) #\(recordID) no longer exists: restore it first.") }

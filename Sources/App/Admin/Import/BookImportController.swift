@@ -17,10 +17,34 @@ struct BookImportController: RouteCollection {
         routes.post("books", "import", ":import", "run", use: run)
     }
 
-    /// The upload is multipart (a file), so it is outside the urlencoded CSRF middleware and
-    /// checks the token itself.
+    /// What an uploaded file may hold. The mapping page lists every column in each of its selects,
+    /// so columns and their names are bounded tightly; cells and rows bound the work of a dry run.
+    enum Limits {
+        static let columns = 40
+        static let headerCell = 100
+        static let cell = 10_000
+        static let rows = 100_000
+
+        /// Why `rows` (header first) cannot be imported, or nil.
+        static func refusal(_ rows: [[String]]) -> String? {
+            guard let header = rows.first, !header.isEmpty else { return "That file is not CSV text." }
+            if rows.count - 1 > Self.rows { return "A file can hold at most \(Self.rows) rows; split it into several imports." }
+            if let widest = rows.map(\.count).max(), widest > columns { return "A file can have at most \(columns) columns; this one has \(widest)." }
+            if let index = header.firstIndex(where: { $0.count > headerCell }) {
+                return "Column names must be at most \(headerCell) characters; column \(index + 1)'s is longer. Is the first row a header?"
+            }
+            if let line = rows.firstIndex(where: { $0.contains { $0.count > cell } }) {
+                return "A cell can hold at most \(cell) characters; line \(line + 1) has a longer one."
+            }
+            return nil
+        }
+    }
+
+    /// The upload is multipart (a file), so it is outside the urlencoded CSRF middleware: the body
+    /// is streamed, and the role, the request's origin and its declared size are checked before a
+    /// byte of it is read; the form's token after.
     static func registerUpload(on routes: any RoutesBuilder) {
-        routes.on(.POST, "books", "import", body: .collect(maxSize: maxUpload)) { req async throws -> Response in
+        routes.on(.POST, "books", "import", body: .stream) { req async throws -> Response in
             try await upload(req: req)
         }
     }
@@ -35,20 +59,25 @@ struct BookImportController: RouteCollection {
 
     struct Upload: Content { var csrf_token: String?; var file: File? }
 
+    static let expiredForm = Abort(.forbidden, reason: "The form has expired or did not come from this console. Go back, reload the page and try again.")
+
     static func upload(req: Request) async throws -> Response {
         try requireEditor(req)
+        guard !CrossSite.isCrossSite(req) else { throw expiredForm }
+        if let length = req.headers.first(name: .contentLength).flatMap(Int.init), length > maxUpload.value {
+            throw Abort(.payloadTooLarge, reason: "The file is larger than \(maxUpload.value / 1_048_576) MB.")
+        }
+        if req.body.data == nil { _ = try await req.body.collect(max: maxUpload.value).get() }
         let upload = try? req.content.decode(Upload.self)
-        guard req.adminSession.verifyCSRF(upload?.csrf_token) else {
-            throw Abort(.forbidden, reason: "The form has expired or did not come from this console. Go back, reload the page and try again.")
-        }
+        guard req.adminSession.verifyCSRF(upload?.csrf_token) else { throw expiredForm }
         let layout = LayoutView(req, title: "Import books", section: "books")
-        guard let file = upload?.file, file.data.readableBytes > 0 else {
-            return try await req.view.render("import_upload", UploadPage(layout: layout, error: "Choose a CSV file.")).encodeResponse(status: .unprocessableEntity, for: req)
+        func refuse(_ message: String) async throws -> Response {
+            try await req.view.render("import_upload", UploadPage(layout: layout, error: message)).encodeResponse(status: .unprocessableEntity, for: req)
         }
+        guard let file = upload?.file, file.data.readableBytes > 0 else { return try await refuse("Choose a CSV file.") }
         let text = String(decoding: file.data.readableBytesView, as: UTF8.self)
-        guard !text.unicodeScalars.contains("\u{0}"), (CSVReader.rows(text).first?.count ?? 0) > 0 else {
-            return try await req.view.render("import_upload", UploadPage(layout: layout, error: "That file is not CSV text.")).encodeResponse(status: .unprocessableEntity, for: req)
-        }
+        guard !text.unicodeScalars.contains("\u{0}") else { return try await refuse("That file is not CSV text.") }
+        if let refusal = Limits.refusal(CSVReader.rows(text)) { return try await refuse(refusal) }
         let staff = try req.staff
         let id = try await req.sql.raw("""
             INSERT INTO book_imports (staff_user_id, filename, csv) VALUES (\(bind: staff.id), \(bind: String(file.filename.prefix(200))), \(bind: text)) RETURNING id
@@ -59,8 +88,13 @@ struct BookImportController: RouteCollection {
     struct Stored { let id: Int; let filename: String; let rows: [[String]]; let importedAt: Date? }
 
     private func stored(_ req: Request) async throws -> Stored {
+        // An upload is its uploader's (and admins'): another editor gets the 404 of a missing one.
+        let staff = try req.staff
         guard let id = req.parameters.get("import").flatMap(Int.init), id > 0,
-              let row = try await req.sql.raw("SELECT id, filename, csv, imported_at FROM book_imports WHERE id = \(bind: id)").first() else {
+              let row = try await req.sql.raw("""
+                SELECT id, filename, csv, imported_at FROM book_imports
+                 WHERE id = \(bind: id) AND (staff_user_id = \(bind: staff.id) OR \(bind: staff.isAdmin))
+                """).first() else {
             throw Abort(.notFound)
         }
         return Stored(id: id, filename: try row.decode(column: "filename", as: String.self),
@@ -107,7 +141,6 @@ struct BookImportController: RouteCollection {
         let hidden: [Hidden]
         let runAction: String
         let importedAt: String?
-        let notice: String?
     }
 
     @Sendable
@@ -141,11 +174,10 @@ struct BookImportController: RouteCollection {
                             more: max(0, plan.rows.count - Self.shownRows),
                             refusedURL: AdminPath.path("books", "import", String(stored.id), "refused.csv") + "?" + mappingQuery)
         }
-        let notice = (try? query.value("imported")).flatMap { $0 }
         let page = MappingPage(layout: LayoutView(req, title: "Import books: \(stored.filename)", section: "books"), filename: stored.filename,
                                rowCount: max(0, stored.rows.count - 1), action: AdminPath.path("books", "import", String(stored.id)),
                                targets: targets, dryRun: dryRun, hidden: hidden, runAction: AdminPath.path("books", "import", String(stored.id), "run"),
-                               importedAt: stored.importedAt.map { ISO8601DateFormatter().string(from: $0) }, notice: notice)
+                               importedAt: stored.importedAt.map { ISO8601DateFormatter().string(from: $0) })
         return try await req.view.render("import_map", page)
     }
 
@@ -177,9 +209,7 @@ struct BookImportController: RouteCollection {
             let plan = try await self.plan(stored, mapping: mapping, on: sql)
             return try await BookImportRun.run(plan, action: action, audit: audit, on: sql)
         }
-        let notice = result.map { "Imported: \($0.created) created, \($0.updated) updated." } ?? "This file was already imported."
-        var components = URLComponents()
-        components.queryItems = [URLQueryItem(name: "imported", value: notice)]
-        return req.redirect(to: AdminPath.path("books", "import", String(stored.id)) + "?" + (components.percentEncodedQuery ?? ""), redirectType: .normal)
+        req.adminSession.flash(result.map { "Imported: \($0.created) created, \($0.updated) updated." } ?? "This file was already imported.")
+        return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
     }
 }

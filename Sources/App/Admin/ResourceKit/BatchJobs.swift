@@ -105,7 +105,7 @@ struct BatchJobController: RouteCollection {
     func show(req: Request) async throws -> View {
         guard let id = req.parameters.get("job_id").flatMap({ Int($0) }), id > 0,
               let row = try await req.sql.raw("""
-                SELECT resource, action_label, filter, total, processed, status, message, staff_email,
+                SELECT resource, action_label, filter, total, processed, status, message, staff_user_id, staff_email,
                        now() - updated_at > make_interval(secs => \(bind: BatchJobs.stalledAfter)) AS stalled
                   FROM batch_jobs WHERE id = \(bind: id)
                 """).first(),
@@ -125,7 +125,7 @@ struct BatchJobController: RouteCollection {
             layout: LayoutView(req, title: "Batch #\(id)", section: resource.section),
             heading: "\(try row.decode(column: "action_label", as: String.self)) — \(resource.plural.lowercased()) matching a filter",
             filter: BatchJobs.describe(ListRequest(resource, query: filter), of: resource),
-            who: try row.decode(column: "staff_email", as: String.self), processed: processed, total: total, state: state,
+            who: try req.staff.name(ofStaff: try row.decode(column: "staff_user_id", as: Int?.self), email: try row.decode(column: "staff_email", as: String.self)), processed: processed, total: total, state: state,
             running: status == "running" && !stalled, message: try row.decode(column: "message", as: String?.self),
             listURL: AdminPath.list(resource.slug, query: filter.isEmpty ? "" : "?" + filter),
             auditURL: AdminPath.audit + "?table=" + resource.table)

@@ -4,8 +4,10 @@ enum CSV {
     static func line(_ cells: [String]) -> String {
         cells.map { cell -> String in
             var text = cell
-            if let first = text.first, "=+-@".contains(first), Int(text) == nil { text = "'" + text }
-            if text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+            // OWASP's list: = + - @ and a leading TAB or CR (a spreadsheet drops them, then reads the rest).
+            // By scalar: "\r\n" is one Character and would slip past a Character test.
+            if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), Int(text) == nil { text = "'" + text }
+            if text.contains(where: { $0 == "," || $0 == "\"" || $0.unicodeScalars.contains { "\n\r\t".unicodeScalars.contains($0) } }) {
                 return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             }
             return text

@@ -23,3 +23,12 @@ func requireEditor(_ req: Request) throws {
 func requireAdmin(_ req: Request) throws {
     guard try req.staff.isAdmin else { throw Abort(.forbidden, reason: "Only admins can do this.") }
 }
+
+extension StaffUser {
+    /// How another staff member is named to this one: their email for an admin (or oneself), else
+    /// "Staff #id" — staff accounts are admin-only records, and so are their emails.
+    func name(ofStaff id: Int?, email: String) -> String {
+        if isAdmin || id == self.id || !email.contains("@") { return email }   // no "@": the system ("schedule")
+        return id.map { "Staff #\($0)" } ?? "A former staff member"
+    }
+}
