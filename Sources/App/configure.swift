@@ -65,6 +65,10 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.childStates
     _ = app.childAnswers
     _ = app.timeZoneNames
+    _ = app.revokedSessions
+    guard app.commonPasswords.words.count > 1000 else {
+        throw Abort(.internalServerError, reason: "data/common-passwords.txt is missing from \(app.directory.workingDirectory): run the app from the repository's folder")
+    }
 
     try routes(app)
     app.lifecycle.use(CatalogEngineStarter())

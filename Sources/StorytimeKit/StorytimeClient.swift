@@ -28,12 +28,13 @@ public final class StorytimeClient: Sendable {
 
     // MARK: Signing in
 
-    /// Signs in and keeps the token (and, to renew it on a 401, the credentials, in memory only).
-    public func signIn(email: String, password: String) async throws {
+    /// Signs in as a device named `deviceName` (listed in `devices()`) and keeps the tokens (and,
+    /// should the refresh token be refused, the credentials, in memory only).
+    public func signIn(email: String, password: String, deviceName: String? = nil) async throws {
         let token = try await perform {
-            try await $0.createToken(body: .json(.init(email: email, password: password))).ok.body.json
+            try await $0.createToken(body: .json(.init(email: email, password: password, deviceName: deviceName))).ok.body.json
         }
-        await session.signedIn(token: token.accessToken, email: email, password: password)
+        await session.signedIn(token: token.accessToken, refreshToken: token.refreshToken, email: email, password: password)
     }
 
     /// Forgets the token and the credentials.
@@ -209,7 +210,14 @@ public final class StorytimeClient: Sendable {
         }
     }
 
+    /// Renews the pair with the refresh token; when that is refused (the device was signed out),
+    /// signs in again with the credentials.
     private func signInAgain(_ credentials: Session.Credentials) async throws(StorytimeError) {
+        if let refresh = await session.refreshToken,
+           let pair = try? await perform({ try await $0.refreshToken(body: .json(.init(refreshToken: refresh))).ok.body.json }) {
+            await session.renewed(token: pair.accessToken, refreshToken: pair.refreshToken)
+            return
+        }
         do { try await signIn(email: credentials.email, password: credentials.password) } catch { throw StorytimeError.from(error) }
     }
 }

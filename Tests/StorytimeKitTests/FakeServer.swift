@@ -41,7 +41,7 @@ actor FakeServer: ClientTransport {
             signIns += 1
             let token = "token-\(signIns)"
             validTokens.insert(token)
-            return json(200, #"{"access_token": "\#(token)", "token_type": "Bearer", "expires_in": 3600}"#)
+            return json(200, #"{"access_token": "\#(token)", "refresh_token": "refresh-\#(signIns)", "token_type": "Bearer", "expires_in": 3600, "device_id": \#(signIns)}"#)
         }
         guard let header = request.headerFields[.authorization], validTokens.contains(String(header.dropFirst("Bearer ".count))) else {
             return problem(401, "unauthorized")

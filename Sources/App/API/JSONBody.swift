@@ -26,6 +26,12 @@ struct JSONBody: Sendable {
     /// Whether the body has `name` at all (a `null` counts: it clears).
     func has(_ name: String) -> Bool { fields?[name] != nil }
 
+    /// Whether `name` is present and `null`.
+    func isNull(_ name: String) -> Bool {
+        if case .null? = fields?[name] { return true }
+        return false
+    }
+
     /// `name` as a nested object (`null` and absent are nil).
     func object(_ name: String) throws -> JSONBody? {
         switch fields?[name] {

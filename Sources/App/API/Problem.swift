@@ -21,6 +21,13 @@ struct Problem: AbortError, Sendable {
     static let unauthorized = Problem(status: .unauthorized, code: "unauthorized",
                                       detail: "A valid bearer token is required.",
                                       headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
+    /// A bearer token whose device was signed out (RFC 6750's `invalid_token`).
+    static let invalidToken = Problem(status: .unauthorized, code: "invalid_token",
+                                      detail: "This device was signed out; sign in again.",
+                                      headers: ["WWW-Authenticate": #"Bearer realm="storytime", error="invalid_token""#])
+    /// A refresh (or other single-use) token that is unknown, used or expired — never saying which.
+    static let invalidBodyToken = Problem(status: .badRequest, code: "invalid_token",
+                                          detail: "This token is not valid (unknown, used or expired).")
     static func notFound(_ detail: String) -> Problem { Problem(status: .notFound, code: "not_found", detail: detail) }
 
     init(status: HTTPResponseStatus, code: String, detail: String, field: String? = nil, headers: HTTPHeaders = [:]) {

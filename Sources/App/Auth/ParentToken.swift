@@ -10,6 +10,9 @@ struct ParentToken: JWTPayload, Authenticatable {
     /// Not before; optional so tokens issued before it existed stay valid until they expire.
     var nbf: NotBeforeClaim?
     var aud: AudienceClaim
+    /// The signed-in device (`parent_devices.id`); absent in tokens issued before devices existed,
+    /// which stay valid until they expire.
+    var sid: String?
 
     static let audience = "storytime-parent-api"
     /// The only algorithm accepted: jwt-kit verifies with our HMAC key whatever the header says,
@@ -19,6 +22,7 @@ struct ParentToken: JWTPayload, Authenticatable {
     static let clockSkew: TimeInterval = 30
 
     var parentID: Int? { Int(sub.value) }
+    var deviceID: Int? { sid.flatMap { Int($0) } }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         try verifyTimes(at: Date())
@@ -45,7 +49,8 @@ struct ParentToken: JWTPayload, Authenticatable {
 ///
 /// A future-based middleware, so a request whose token was verified before stays on its event
 /// loop (no hop to the task pool): the signature is checked once per token string
-/// (`VerifiedTokens`), the clock claims on every request.
+/// (`VerifiedTokens`), the clock claims on every request, and the device's session against the
+/// recently signed-out devices (`RevokedSessions`, read at most four times a second).
 struct ParentAuthMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         guard let bearer = request.headers.bearerToken else {
@@ -53,8 +58,10 @@ struct ParentAuthMiddleware: Middleware {
         }
         let verified = request.application.verifiedTokens
         if let token = verified.token(bearer, at: Date()) {
-            request.auth.login(token)
-            return next.respond(to: request)
+            return request.requireLiveSession(token).flatMap {
+                request.auth.login(token)
+                return next.respond(to: request)
+            }
         }
         return request.eventLoop.makeFutureWithTask {
             guard ParentToken.hasExpectedHeader(bearer),
@@ -64,8 +71,10 @@ struct ParentAuthMiddleware: Middleware {
             verified.remember(token, for: bearer)
             return token
         }.flatMap { token in
-            request.auth.login(token)
-            return next.respond(to: request)
+            request.requireLiveSession(token).flatMap {
+                request.auth.login(token)
+                return next.respond(to: request)
+            }
         }
     }
 }
@@ -100,4 +109,9 @@ extension Data {
         while base64.count % 4 != 0 { base64 += "=" }
         self.init(base64Encoded: base64)
     }
+}
+
+extension Request {
+    /// The signed-in device of this request's token (nil for a token from before devices).
+    var deviceID: Int? { auth.get(ParentToken.self)?.deviceID }
 }

@@ -1,4 +1,5 @@
 import SQLKit
+import Vapor
 
 extension SQLDatabase {
     /// `SELECT count(*) FROM table WHERE column = value`.
@@ -10,5 +11,14 @@ extension SQLDatabase {
     /// The number `n` of a query that returns one row (`SELECT count(*) AS n …`).
     func number(_ query: SQLQueryString) async throws -> Int {
         try await raw(query).first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+}
+
+extension SQLQueryFetcher {
+    /// The one row a statement always returns (an `INSERT … RETURNING`, an aggregate): its absence
+    /// is a bug, thrown as an error (a 500 logged), never a crash of the instance.
+    func one() async throws -> any SQLRow {
+        guard let row = try await first() else { throw Abort(.internalServerError, reason: "a statement returned no row") }
+        return row
     }
 }

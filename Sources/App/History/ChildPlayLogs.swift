@@ -149,6 +149,13 @@ final class ChildPlayLogs: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
+    /// Drops what is kept about `child` (a removed child).
+    func forget(child: Int) {
+        state.withLockedValue { state in
+            if let log = state.entries.removeValue(forKey: child)?.log { state.plays -= log.log.count }
+        }
+    }
+
     /// The log of `child` covering it, or nil when the child is too large for memory.
     func log(for child: ChildState, app: Application) async throws -> LoadedPlayLog? {
         guard child.plays <= Self.perChildLimit else { return nil }

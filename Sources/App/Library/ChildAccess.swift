@@ -137,6 +137,14 @@ final class ChildAnswers: Sendable {
         return response
     }
 
+    /// Drops every answer kept about `child` (a removed child).
+    func forget(child: Int) {
+        let marker = "|\(child)|"
+        entries.withLockedValue { entries in
+            for key in entries.keys where key.contains(marker) { entries.removeValue(forKey: key) }
+        }
+    }
+
     /// Keeps `response` (a JSON body, perhaps a Link header) for `key`.
     func store(_ response: Response, for key: String, fingerprint: String, validUntil: Date? = nil) {
         guard let body = response.body.buffer else { return }

@@ -1,0 +1,84 @@
+import Foundation
+import SQLKit
+import Vapor
+
+/// A parent's password: checked against the sign-in budget (`LoginThrottle`), and the rules a new
+/// one must meet.
+enum ParentPassword {
+    /// The parent whose email and password these are; the 429 of an exhausted budget or the 401 of
+    /// a wrong pair otherwise. The same bcrypt time is spent for an unknown email.
+    static func verifySignIn(email: String, password: String, req: Request) async throws -> Int {
+        let throttle = LoginThrottle(.parent, email: email, request: req)
+        try await reserve(throttle, req: req)
+        let row = try await req.sql.raw("SELECT id, password_hash FROM parents WHERE lower(email) = lower(\(bind: email))").first()
+        guard let parent = try row?.decode(column: "id", as: Int.self),
+              try await matches(password, hash: try row?.decode(column: "password_hash", as: String.self), req: req) else {
+            req.application.metrics.loginFailed("parent")
+            throw Problem(status: .unauthorized, code: "invalid_credentials", detail: "Email or password is wrong.",
+                          headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
+        }
+        try await throttle.succeeded(on: req.sql)
+        return parent
+    }
+
+    /// Whether `password` is the signed-in parent's, spending the sign-in budget like a sign-in.
+    static func verifyCurrent(_ password: String, parent: Int, req: Request) async throws -> Bool {
+        guard let row = try await req.sql.raw("SELECT email, password_hash FROM parents WHERE id = \(bind: parent)").first() else { return false }
+        let throttle = LoginThrottle(.parent, email: try row.decode(column: "email", as: String.self), request: req)
+        try await reserve(throttle, req: req)
+        guard try await matches(password, hash: try row.decode(column: "password_hash", as: String.self), req: req) else { return false }
+        try await throttle.succeeded(on: req.sql)
+        return true
+    }
+
+    private static func reserve(_ throttle: LoginThrottle, req: Request) async throws {
+        if let wait = try await throttle.reserve(on: req.sql) {
+            throw Problem(status: .tooManyRequests, code: "too_many_requests",
+                          detail: "Too many failed sign-ins; try again in \((wait + 59) / 60) minutes.",
+                          headers: ["Retry-After": String(wait)])
+        }
+    }
+
+    private static func matches(_ password: String, hash: String?, req: Request) async throws -> Bool {
+        guard let hash else {
+            _ = try? await req.password.async.hash(password)   // timing reveals no accounts
+            return false
+        }
+        return (try? await req.password.async.verify(password, created: hash)) ?? false
+    }
+
+    static let minimumLength = 10
+
+    /// Why `password` may not be a parent's (nil: it may): at least 10 characters, at most bcrypt's
+    /// 72 bytes, no NUL, and not one of the common passwords shipped in `data/common-passwords.txt`.
+    static func weakness(_ password: String, common: CommonPasswords) -> String? {
+        if password.count < minimumLength { return "password must have at least \(minimumLength) characters" }
+        if password.utf8.count > 72 { return "password must have at most 72 bytes" }
+        if password.unicodeScalars.contains("\u{0}") { return "password must not contain a NUL character" }
+        if common.contains(password) { return "password is one of the most common passwords; choose another" }
+        return nil
+    }
+}
+
+/// Passwords too common to allow (the 10-character-and-longer part of Django's list of 20,000,
+/// lowercased), read once at start from `data/common-passwords.txt`.
+struct CommonPasswords: Sendable {
+    let words: Set<String>
+
+    init(directory: String) {
+        let text = (try? String(contentsOfFile: directory + "data/common-passwords.txt", encoding: .utf8)) ?? ""
+        words = Set(text.split(whereSeparator: \.isNewline).map(String.init))
+    }
+
+    func contains(_ password: String) -> Bool { words.contains(password.lowercased()) }
+}
+
+extension Application {
+    private struct CommonPasswordsKey: StorageKey { typealias Value = CommonPasswords }
+    var commonPasswords: CommonPasswords {
+        if let words = storage[CommonPasswordsKey.self] { return words }
+        let words = CommonPasswords(directory: directory.workingDirectory)
+        storage[CommonPasswordsKey.self] = words
+        return words
+    }
+}

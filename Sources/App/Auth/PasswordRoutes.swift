@@ -1,0 +1,36 @@
+import SQLKit
+import Vapor
+
+/// `POST /api/v1/me/password {current_password, new_password}`: the current one required (and
+/// throttled like a sign-in), the new one by `ParentPassword`'s rules. Every other device is
+/// signed out; this one stays signed in.
+struct PasswordRoutes: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.grouped(ParentAuthMiddleware()).on(.POST, "me", "password", body: .collect(maxSize: "16kb"), use: change)
+    }
+
+    @Sendable
+    func change(req: Request) async throws -> HTTPStatus {
+        let body = try JSONBody(req)
+        let current = try body.string("current_password", maxLength: 1000)
+        let new = try body.string("new_password", maxLength: 1000)
+        if let weakness = ParentPassword.weakness(new, common: req.application.commonPasswords) {
+            throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: "new_password")
+        }
+        let parent = try req.parentID
+        guard try await ParentPassword.verifyCurrent(current, parent: parent, req: req) else {
+            throw Problem(status: .forbidden, code: "wrong_password", detail: "The current password is wrong.", field: "current_password")
+        }
+        let hash = try await req.password.async.hash(new)
+        let device = req.deviceID ?? 0
+        let revoked = try await req.transaction { sql in
+            try await sql.raw("UPDATE parents SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: parent)").run()
+            try await sql.raw("""
+                INSERT INTO parent_audit_log (parent_id, action, after) VALUES (\(bind: parent), 'account.password', jsonb_build_object('changed_at', now()))
+                """).run()
+            return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: parent) AND d.id <> \(bind: device)", on: sql)
+        }
+        req.application.revokedSessions.note(revoked)
+        return .noContent
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import SQLKit
+import Vapor
+
+/// The statements of a parent's children: list, add (at most `limit`), change, remove.
+enum ChildrenQueries {
+    static let limit = 10
+
+    struct Row: Codable, Sendable { let id: Int; let name: String; let birthYear: Int?; let avatar: String?; let libraryCount: Int }
+
+    static func list(parent: Int, child: Int? = nil, on sql: any SQLDatabase) async throws -> [ChildDTO] {
+        let only: SQLQueryString = child.map { " AND c.id = \(bind: $0)" } ?? ""
+        return try await sql.raw("""
+            SELECT c.id, c.name, c.birth_year, c.avatar,
+                   (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
+                     WHERE le.child_id = c.id AND \(BookSQL.live("b"))) AS library_count
+              FROM children c WHERE c.parent_id = \(bind: parent)\(only) ORDER BY c.id
+            """).all(decoding: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+            .map { ChildDTO(id: $0.id, name: $0.name, birthYear: $0.birthYear, avatar: $0.avatar, libraryCount: $0.libraryCount) }
+    }
+
+    /// Adds a child unless the parent has `limit` already: the parent's row is locked first, so
+    /// concurrent adds are counted one after another. Nil: the limit is reached.
+    static func add(parent: Int, name: String, birthYear: Int?, avatar: String?, on sql: any SQLDatabase) async throws -> Int? {
+        try await sql.raw("SELECT id FROM parents WHERE id = \(bind: parent) FOR NO KEY UPDATE").run()
+        return try await sql.raw("""
+            INSERT INTO children (parent_id, name, birth_year, avatar)
+            SELECT \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
+             WHERE (SELECT count(*) FROM children WHERE parent_id = \(bind: parent)) < \(bind: limit)
+            RETURNING id
+            """).first()?.decode(column: "id", as: Int.self)
+    }
+
+    /// Sets the given columns of the parent's child; false when it is not theirs.
+    static func update(child: Int, parent: Int, _ values: [(column: String, value: (any Encodable & Sendable)?)],
+                       on sql: any SQLDatabase) async throws -> Bool {
+        var assignments: [SQLQueryString] = ["updated_at = now()"]
+        for (column, value) in values {
+            assignments.append(value.map { "\(ident: column) = \(bind: $0)" } ?? "\(ident: column) = NULL")
+        }
+        return try await sql.raw("""
+            UPDATE children SET \(assignments.joined(separator: ", ")) WHERE id = \(bind: child) AND parent_id = \(bind: parent) RETURNING id
+            """).first() != nil
+    }
+
+    /// Removes the parent's child and everything kept about it (library, plays, controls, the
+    /// parent's audit rows about it) in `sql`'s transaction; the receipt, or nil when not theirs.
+    static func remove(child: Int, parent: Int, on sql: any SQLDatabase) async throws -> RemovalReceiptDTO? {
+        guard let row = try await sql.raw("""
+            SELECT (SELECT count(*) FROM library_entries WHERE child_id = c.id) AS library_entries,
+                   (SELECT count(*) FROM plays WHERE child_id = c.id) AS plays,
+                   (SELECT count(*) FROM child_controls WHERE child_id = c.id) AS controls,
+                   (SELECT count(*) FROM parent_audit_log WHERE child_id = c.id) AS audit_entries
+              FROM children c WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE
+            """).first() else { return nil }
+        let receipt = RemovalReceiptDTO(childId: child, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
+                                        plays: try row.decode(column: "plays", as: Int.self), controls: try row.decode(column: "controls", as: Int.self),
+                                        auditEntries: try row.decode(column: "audit_entries", as: Int.self))
+        try await sql.raw("DELETE FROM parent_audit_log WHERE child_id = \(bind: child)").run()
+        // Library entries, plays and controls go with the child (ON DELETE CASCADE).
+        try await sql.raw("DELETE FROM children WHERE id = \(bind: child)").run()
+        try await sql.raw("""
+            INSERT INTO parent_audit_log (parent_id, action, after)
+            VALUES (\(bind: parent), 'child.remove', jsonb_build_object('child_id', \(bind: child)::bigint, 'plays', \(bind: receipt.plays)::bigint,
+                    'library_entries', \(bind: receipt.libraryEntries)::bigint))
+            """).run()
+        return receipt
+    }
+}

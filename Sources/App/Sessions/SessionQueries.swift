@@ -1,0 +1,84 @@
+import Foundation
+import SQLKit
+import Vapor
+
+/// The statements of signed-in devices and their refresh tokens (`migrations/0022`).
+enum SessionQueries {
+    /// A new device of `parent` and its first refresh token, in `sql`'s transaction.
+    static func createDevice(parent: Int, name: String, on sql: any SQLDatabase) async throws -> (device: Int, refresh: String) {
+        let device = try await sql.raw("INSERT INTO parent_devices (parent_id, name) VALUES (\(bind: parent), \(bind: name)) RETURNING id")
+            .one().decode(column: "id", as: Int.self)
+        return (device, try await issueRefresh(device: device, on: sql))
+    }
+
+    /// A fresh refresh token for `device`: `<32 random bytes, base64url>`, stored as its SHA-256.
+    static func issueRefresh(device: Int, on sql: any SQLDatabase) async throws -> String {
+        let secret = RefreshSecret.make()
+        try await sql.raw("INSERT INTO refresh_tokens (hash, device_id) VALUES (\(bind: RefreshSecret.hash(secret)), \(bind: device))").run()
+        return secret
+    }
+
+    enum Rotation { case rotated(parent: Int, device: Int, refresh: String), reused(device: Int), unknown }
+
+    /// Uses `secret` once: marks it used and issues the device's next token. A token used before
+    /// (or of a signed-out device) signs its device out — whoever holds a copy is not the device.
+    static func rotate(_ secret: String, on sql: any SQLDatabase) async throws -> Rotation {
+        let hash = RefreshSecret.hash(secret)
+        // One statement claims the token: of two concurrent uses, one rotates, the other is a reuse.
+        if let row = try await sql.raw("""
+            WITH used AS (UPDATE refresh_tokens SET used_at = now() WHERE hash = \(bind: hash) AND used_at IS NULL RETURNING device_id)
+            UPDATE parent_devices d SET last_used_at = now() FROM used WHERE d.id = used.device_id AND d.revoked_at IS NULL
+            RETURNING d.id, d.parent_id
+            """).first() {
+            let device = try row.decode(column: "id", as: Int.self)
+            return .rotated(parent: try row.decode(column: "parent_id", as: Int.self), device: device,
+                            refresh: try await issueRefresh(device: device, on: sql))
+        }
+        guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)").first()?
+            .decode(column: "device_id", as: Int.self) else { return .unknown }
+        _ = try await revoke(devices: "d.id = \(bind: device)", on: sql)
+        return .reused(device: device)
+    }
+
+    /// Signs out the devices `condition` selects (on `parent_devices d`): marks them revoked and
+    /// drops their refresh tokens. Returns the ids signed out.
+    static func revoke(devices condition: SQLQueryString, on sql: any SQLDatabase) async throws -> [Int] {
+        let ids = try await sql.raw("""
+            UPDATE parent_devices d SET revoked_at = now() WHERE \(condition) AND d.revoked_at IS NULL RETURNING d.id
+            """).all().map { try $0.decode(column: "id", as: Int.self) }
+        if !ids.isEmpty { try await sql.raw("DELETE FROM refresh_tokens WHERE device_id = ANY(\(bind: ids))").run() }
+        return ids
+    }
+
+    struct DeviceRow: Codable, Sendable {
+        let id: Int
+        let name: String
+        let createdAt: Date
+        let lastUsedAt: Date
+    }
+
+    static func devices(of parent: Int, on sql: any SQLDatabase) async throws -> [DeviceRow] {
+        try await sql.raw("""
+            SELECT id, name, created_at, last_used_at FROM parent_devices WHERE parent_id = \(bind: parent) AND revoked_at IS NULL ORDER BY id
+            """).all(decoding: DeviceRow.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
+    /// Devices signed out within `window` seconds: the ones whose access tokens may still be alive.
+    static func recentlyRevoked(within window: TimeInterval, on sql: any SQLDatabase) async throws -> Set<Int> {
+        Set(try await sql.raw("""
+            SELECT id FROM parent_devices WHERE revoked_at > now() - make_interval(secs => \(bind: window))
+            """).all().map { try $0.decode(column: "id", as: Int.self) })
+    }
+}
+
+/// Refresh token secrets: random, shown once, kept only as a hash.
+enum RefreshSecret {
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func hash(_ secret: String) -> Data { Data(SHA256.hash(data: Array(secret.utf8))) }
+}

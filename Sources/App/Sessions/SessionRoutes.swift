@@ -1,0 +1,112 @@
+import JWT
+import SQLKit
+import Vapor
+
+/// Signing in and out, by device: `POST /auth/token` (throttled, `LoginThrottle`), `/auth/refresh`,
+/// `/auth/logout`, and the parent's devices under `/me/devices`.
+struct SessionRoutes: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let auth = routes.grouped("auth")
+        auth.on(.POST, "token", body: .collect(maxSize: "16kb"), use: token)
+        auth.on(.POST, "refresh", body: .collect(maxSize: "16kb"), use: refresh)
+        let signedIn = routes.grouped(ParentAuthMiddleware())
+        signedIn.post("auth", "logout", use: logout)
+        let devices = signedIn.grouped("me", "devices")
+        devices.get(use: list)
+        devices.delete(":device_id", use: signOut)
+        devices.delete(use: signOutAll)
+    }
+
+    static let defaultDeviceName = "Unnamed device"
+
+    @Sendable
+    func token(req: Request) async throws -> Response {
+        let body = try JSONBody(req)
+        let email = try body.string("email", maxLength: 320).trimmingCharacters(in: .whitespaces)
+        let password = try body.string("password", maxLength: 1000)
+        let name = try Self.deviceName(body)
+        let parent = try await ParentPassword.verifySignIn(email: email, password: password, req: req)
+        let (device, refresh) = try await req.transaction { sql in try await SessionQueries.createDevice(parent: parent, name: name, on: sql) }
+        return try await Self.answer(parent: parent, device: device, refresh: refresh, req: req)
+    }
+
+    @Sendable
+    func refresh(req: Request) async throws -> Response {
+        let secret = try JSONBody(req).string("refresh_token", maxLength: 200)
+        let rotation = try await req.transaction { sql in try await SessionQueries.rotate(secret, on: sql) }
+        switch rotation {
+        case .rotated(let parent, let device, let refresh):
+            return try await Self.answer(parent: parent, device: device, refresh: refresh, req: req)
+        case .reused(let device):
+            req.logger.warning("refresh token reused: its device was signed out", metadata: ["device": .stringConvertible(device)])
+            req.application.revokedSessions.note([device])
+            throw Problem.invalidBodyToken
+        case .unknown:
+            throw Problem.invalidBodyToken
+        }
+    }
+
+    @Sendable
+    func logout(req: Request) async throws -> HTTPStatus {
+        if let device = req.deviceID {
+            try await Self.revoke("d.id = \(bind: device) AND d.parent_id = \(bind: try req.parentID)", req: req)
+        }
+        return .noContent
+    }
+
+    @Sendable
+    func list(req: Request) async throws -> ItemDTO<[DeviceDTO]> {
+        let current = req.deviceID
+        return ItemDTO(data: try await SessionQueries.devices(of: try req.parentID, on: req.sql).map {
+            DeviceDTO(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, current: $0.id == current)
+        })
+    }
+
+    @Sendable
+    func signOut(req: Request) async throws -> HTTPStatus {
+        let device = try req.pathID("device_id", missing: "No such device.")
+        guard try await !Self.revoke("d.id = \(bind: device) AND d.parent_id = \(bind: try req.parentID)", req: req).isEmpty else {
+            throw Problem.notFound("No such device.")
+        }
+        return .noContent
+    }
+
+    /// Signs every device of the account out, this one included.
+    @Sendable
+    func signOutAll(req: Request) async throws -> HTTPStatus {
+        try await Self.revoke("d.parent_id = \(bind: try req.parentID)", req: req)
+        return .noContent
+    }
+
+    /// Signs out the devices `condition` selects, known here at once and elsewhere within a second.
+    @discardableResult
+    static func revoke(_ condition: SQLQueryString, req: Request) async throws -> [Int] {
+        let ids = try await req.transaction { sql in try await SessionQueries.revoke(devices: condition, on: sql) }
+        req.application.revokedSessions.note(ids)
+        return ids
+    }
+
+    static func deviceName(_ body: JSONBody) throws -> String {
+        guard let name = try body.optionalString("device_name", maxLength: 100)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+            return defaultDeviceName
+        }
+        guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Problem.invalidParameter("device_name", "device_name must be 1 to 100 printable characters")
+        }
+        return name
+    }
+
+    /// The token answer for `device`, uncacheable.
+    static func answer(parent: Int, device: Int, refresh: String, req: Request) async throws -> Response {
+        let lifetime = req.application.settings.tokenLifetime
+        let now = Date()
+        let payload = ParentToken(sub: .init(value: String(parent)), exp: .init(value: now.addingTimeInterval(lifetime)),
+                                  iat: .init(value: now), nbf: .init(value: now.addingTimeInterval(-ParentToken.clockSkew)),
+                                  aud: .init(value: [ParentToken.audience]), sid: String(device))
+        let dto = TokenDTO(accessToken: try await req.jwt.sign(payload), refreshToken: refresh, tokenType: "Bearer",
+                           expiresIn: Int(lifetime), deviceId: device)
+        let response = try await dto.encodeResponse(for: req)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return response
+    }
+}
