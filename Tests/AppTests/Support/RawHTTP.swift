@@ -25,7 +25,7 @@ struct RawHTTP {
 
     /// Sends `head` (CRLF line ends added, then the blank line) and `body`, and reads the answer's
     /// head within `timeout` seconds (a server still waiting for a body times out: status 0).
-    func send(_ head: [String], body: String = "", timeout: Int = 5) async throws -> Answer {
+    func send(_ head: [String], body: String = "", timeout: Int = 30) async throws -> Answer {
         let port = self.port
         // Blocking socket calls run on NIO's thread pool, never on the cooperative pool the app's
         // handlers need (two cores: two blocked tasks would starve the server they wait for).
