@@ -295,8 +295,9 @@ struct FamilyControlsTests {
         #expect(today["minutes_used"] as? Int == 11 && today["minutes_left"] as? Int == 0 && today["can_play"] as? Bool == false)
         #expect(today["blocked_reason"] as? String == "time_limit_reached" && today["date"] as? String == clock.date(of: Date()))
         #expect(try await app.sql.raw("SELECT count(*) AS n FROM plays WHERE child_id = \(bind: child)").first()!.decode(column: "n", as: Int.self) == 2)
-        // Plays of yesterday do not count today.
-        try await app.sql.raw("UPDATE plays SET played_at = \(bind: clock.day(containing: Date()).start.addingTimeInterval(-60)) WHERE child_id = \(bind: child)").run()
+        // Plays that arrived yesterday do not count today (the budget follows arrival: recorded_at).
+        let yesterday = clock.day(containing: Date()).start.addingTimeInterval(-60)
+        try await app.sql.raw("UPDATE plays SET played_at = \(bind: yesterday), recorded_at = \(bind: yesterday) WHERE child_id = \(bind: child)").run()
         #expect(try await play(shelf.plain, 10).status == .created)
         // Bedtime from an hour ago to an hour ahead (local wall time).
         let now = clock.calendar.dateComponents([.hour, .minute], from: Date())

@@ -74,7 +74,7 @@ extension Request {
         let window = application.settings.tokenLifetime + ParentToken.clockSkew + 60
         // Not the request's counted SQL: one read serves every request for a quarter second.
         let sql = application.db as! any SQLDatabase, loop = eventLoop
-        let read = { sessions.read(on: loop, window: window, sql: sql) }
+        let read: @Sendable () -> EventLoopFuture<Void> = { sessions.read(on: loop, window: window, sql: sql) }
         switch sessions.isRevoked(device, now: Date(), refresh: read) {
         case .some(false): return eventLoop.makeSucceededVoidFuture()
         case .some(true): return eventLoop.makeFailedFuture(Problem.invalidToken)
