@@ -26,6 +26,18 @@ struct Settings: Sendable {
     /// The country of parents created without `--country` (`DEFAULT_COUNTRY`, ISO 3166-1 alpha-2):
     /// which rights windows apply to them.
     var defaultCountry = "US"
+    /// How long `/healthz` waits for the database before answering 503 (`HEALTH_TIMEOUT_SECONDS`).
+    var healthTimeout: Double = 2
+    /// Where mail goes (`SMTP_URL`: `smtp://[user:password@]host[:port]`, or `smtps://` for TLS);
+    /// nil: mail stays in the outbox, shown on the console's Outbox page (development).
+    var smtpURL: String? = nil
+    /// The sender of every mail (`MAIL_FROM`).
+    var mailFrom = "Storytime <hello@storytime.example>"
+    /// The address parents reach this service at (`PUBLIC_BASE_URL`): mailed links start with it.
+    var publicBaseURL = "http://localhost:8080"
+    /// The first retry of a mail that SMTP refused comes this many seconds later, doubling each
+    /// time up to an hour (`MAIL_RETRY_SECONDS`).
+    var mailRetrySeconds: Double = 30
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -37,6 +49,22 @@ struct Settings: Sendable {
             case .invalid(let text): return text
             }
         }
+    }
+
+    private static func smtp(_ text: String?) throws -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        guard SMTPServer(url: text) != nil else {
+            throw Invalid.invalid("SMTP_URL must look like smtp://user:password@host:587 or smtps://host:465")
+        }
+        return text
+    }
+
+    private static func baseURL(_ text: String?) throws -> String {
+        guard let text, !text.isEmpty else { return "http://localhost:8080" }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            throw Invalid.invalid("PUBLIC_BASE_URL must be an http(s) URL such as https://storytime.example")
+        }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
 
     static let secretsFile = ".secrets/development.env"
@@ -94,7 +122,12 @@ struct Settings: Sendable {
             catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
-            defaultCountry: try country(values["DEFAULT_COUNTRY"])
+            defaultCountry: try country(values["DEFAULT_COUNTRY"]),
+            healthTimeout: Double(try integer("HEALTH_TIMEOUT_SECONDS", default: 2, range: 1...60)),
+            smtpURL: try smtp(values["SMTP_URL"]),
+            mailFrom: values["MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "Storytime <hello@storytime.example>",
+            publicBaseURL: try baseURL(values["PUBLIC_BASE_URL"]),
+            mailRetrySeconds: Double(try integer("MAIL_RETRY_SECONDS", default: 30, range: 1...3600))
         )
     }
 

@@ -66,6 +66,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     _ = app.childAnswers
     _ = app.timeZoneNames
     _ = app.revokedSessions
+    _ = app.mailDelivery
     guard app.commonPasswords.words.count > 1000 else {
         throw Abort(.internalServerError, reason: "data/common-passwords.txt is missing from \(app.directory.workingDirectory): run the app from the repository's folder")
     }
@@ -74,6 +75,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.lifecycle.use(CatalogEngineStarter())
     app.lifecycle.use(ScheduleAuditStarter())
     app.lifecycle.use(DeclarationCheck())
+    app.lifecycle.use(MailDeliveryStarter())
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.
     _ = app.migrations

@@ -6,6 +6,8 @@ func routes(_ app: Application) throws {
     let api = app.grouped("api", "v1")
     try api.register(collection: SessionRoutes())
     try api.register(collection: PasswordRoutes())
+    try api.register(collection: SignUpRoutes())
+    try api.register(collection: AccountSettingsRoutes())
     try api.register(collection: ChildrenRoutes())
     try api.register(collection: CatalogController())
     try api.register(collection: LibraryController())

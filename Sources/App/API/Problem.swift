@@ -28,6 +28,8 @@ struct Problem: AbortError, Sendable {
     /// A refresh (or other single-use) token that is unknown, used or expired — never saying which.
     static let invalidBodyToken = Problem(status: .badRequest, code: "invalid_token",
                                           detail: "This token is not valid (unknown, used or expired).")
+    /// The account's current password, required to change something important, is wrong.
+    static let wrongPassword = Problem(status: .forbidden, code: "wrong_password", detail: "The password is wrong.", field: "password")
     static func notFound(_ detail: String) -> Problem { Problem(status: .notFound, code: "not_found", detail: detail) }
 
     init(status: HTTPResponseStatus, code: String, detail: String, field: String? = nil, headers: HTTPHeaders = [:]) {

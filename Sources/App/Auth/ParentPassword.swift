@@ -10,7 +10,9 @@ enum ParentPassword {
     static func verifySignIn(email: String, password: String, req: Request) async throws -> Int {
         let throttle = LoginThrottle(.parent, email: email, request: req)
         try await reserve(throttle, req: req)
-        let row = try await req.sql.raw("SELECT id, password_hash FROM parents WHERE lower(email) = lower(\(bind: email))").first()
+        let row = try await req.sql.raw("""
+            SELECT id, password_hash, locked_at IS NOT NULL AS locked FROM parents WHERE lower(email) = lower(\(bind: email))
+            """).first()
         guard let parent = try row?.decode(column: "id", as: Int.self),
               try await matches(password, hash: try row?.decode(column: "password_hash", as: String.self), req: req) else {
             req.application.metrics.loginFailed("parent")
@@ -18,6 +20,10 @@ enum ParentPassword {
                           headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
         }
         try await throttle.succeeded(on: req.sql)
+        // Only the right password learns that the account is locked.
+        if try row?.decode(column: "locked", as: Bool.self) == true {
+            throw Problem(status: .forbidden, code: "account_locked", detail: "This account is locked; contact Storytime support.")
+        }
         return parent
     }
 

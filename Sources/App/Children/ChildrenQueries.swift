@@ -20,9 +20,15 @@ enum ChildrenQueries {
     }
 
     /// Adds a child unless the parent has `limit` already: the parent's row is locked first, so
-    /// concurrent adds are counted one after another. Nil: the limit is reached.
+    /// concurrent adds are counted one after another. Nil: the limit is reached. An account whose
+    /// address is not verified yet adds none (403 `email_unverified`).
     static func add(parent: Int, name: String, birthYear: Int?, avatar: String?, on sql: any SQLDatabase) async throws -> Int? {
-        try await sql.raw("SELECT id FROM parents WHERE id = \(bind: parent) FOR NO KEY UPDATE").run()
+        guard try await sql.raw("""
+            SELECT email_verified_at IS NOT NULL AS verified FROM parents WHERE id = \(bind: parent) FOR NO KEY UPDATE
+            """).one().decode(column: "verified", as: Bool.self) else {
+            throw Problem(status: .forbidden, code: "email_unverified",
+                          detail: "Confirm your email address first: follow the link we mailed you (or ask for a new one).")
+        }
         return try await sql.raw("""
             INSERT INTO children (parent_id, name, birth_year, avatar)
             SELECT \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
-/// `GET /healthz`: 200 when the database answers within two seconds, 503 otherwise.
+/// `GET /healthz`: 200 when the database answers within `Settings.healthTimeout` (2 s), 503 otherwise.
 struct HealthController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("healthz", use: health)
@@ -18,7 +18,7 @@ struct HealthController: RouteCollection {
 
     @Sendable
     func health(req: Request) async -> Response {
-        let healthy = await withTimeout(seconds: 2) {
+        let healthy = await withTimeout(seconds: req.application.settings.healthTimeout) {
             try await req.sql.raw("SELECT 1").run()
         }
         let response = Response(status: healthy ? .ok : .serviceUnavailable)

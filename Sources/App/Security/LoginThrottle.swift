@@ -9,7 +9,8 @@ import Vapor
 /// success clears the email's counter and gives the address its attempt back, so the address
 /// budget counts failures.
 struct LoginThrottle: Sendable {
-    enum Kind: String, Sendable { case parent, staff }
+    /// `mail`: requests that mail an address (sign-up, resend, password reset).
+    enum Kind: String, Sendable { case parent, staff, mail }
 
     static let window: TimeInterval = 15 * 60
     /// Failed sign-ins one email may have in a window.

@@ -196,8 +196,8 @@ struct DemoSeeder: Sendable {
         let parents = max(3, min(2_000, books / 100))
         try await sql.raw("""
             WITH new_parents AS (
-                INSERT INTO parents (email, password_hash)
-                SELECT 'parent' || p || '@storytime.test', \(bind: parentHash) FROM generate_series(1, \(bind: parents)) AS p
+                INSERT INTO parents (email, password_hash, email_verified_at)
+                SELECT 'parent' || p || '@storytime.test', \(bind: parentHash), now() FROM generate_series(1, \(bind: parents)) AS p
                 ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash
                 RETURNING id, (xmax = 0) AS inserted, split_part(email, '@', 1) AS handle
             ), kids AS (

@@ -15,8 +15,12 @@ struct RawHTTP {
 
     /// Starts `app`'s HTTP server on a free port for `body`, and stops it afterwards.
     static func serving(_ app: Application, _ body: (RawHTTP) async throws -> Void) async throws {
-        let port = Int.random(in: 41_000...59_000)
-        try await app.server.start(address: .hostname("127.0.0.1", port: port))
+        // Port 0: the kernel picks a free one (a random guess collided with a parallel test).
+        try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+        guard let port = app.http.server.shared.localAddress?.port else {
+            await app.server.shutdown()
+            throw TestFailure("the server did not report its port")
+        }
         do { try await body(RawHTTP(port: port)) } catch { await app.server.shutdown(); throw error }
         await app.server.shutdown()
     }

@@ -53,7 +53,9 @@ func testSettings(database: String) -> Settings {
     Settings(databaseURL: TestDatabase.url(for: database),
              jwtSecret: "test-jwt-secret-that-is-long-enough-0123456789",
              sessionSecret: "test-session-secret-that-is-long-enough-0123456789",
-             databasePoolPerLoop: 4, bcryptCost: 4, tokenLifetime: 3600)
+             databasePoolPerLoop: 4, bcryptCost: 4, tokenLifetime: 3600,
+             // a first connection on a loaded CI machine (forty suites in parallel) can take seconds
+             healthTimeout: 15)
 }
 
 extension Application {

@@ -1,0 +1,89 @@
+import Foundation
+import SQLKit
+import Vapor
+
+/// The statements of self-service accounts: sign-up, confirmations, resets, deletion.
+enum AccountQueries {
+    /// A new unverified parent, or nil when the address already has an account (the unique index
+    /// on `lower(email)` decides, so two concurrent sign-ups make one account).
+    static func create(email: String, passwordHash: String, country: String, timeZone: String,
+                       notice: String, address: String, on sql: any SQLDatabase) async throws -> Int? {
+        guard let id = try await sql.raw("""
+            INSERT INTO parents (email, password_hash, country, time_zone) VALUES (\(bind: email), \(bind: passwordHash), \(bind: country), \(bind: timeZone))
+            ON CONFLICT ((lower(email))) DO NOTHING RETURNING id
+            """).first()?.decode(column: "id", as: Int.self) else { return nil }
+        try await sql.raw("""
+            INSERT INTO privacy_consents (parent_id, notice_version, address) VALUES (\(bind: id), \(bind: notice), \(bind: address))
+            """).run()
+        return id
+    }
+
+    struct Account: Decodable, Sendable { let id: Int; let email: String; let verified: Bool; let locked: Bool }
+
+    static func find(email: String, on sql: any SQLDatabase) async throws -> Account? {
+        try await sql.raw("""
+            SELECT id, email, email_verified_at IS NOT NULL AS verified, locked_at IS NOT NULL AS locked FROM parents WHERE lower(email) = lower(\(bind: email))
+            """).first(decoding: Account.self)
+    }
+
+    static func find(id: Int, on sql: any SQLDatabase) async throws -> Account? {
+        try await sql.raw("""
+            SELECT id, email, email_verified_at IS NOT NULL AS verified, locked_at IS NOT NULL AS locked FROM parents WHERE id = \(bind: id)
+            """).first(decoding: Account.self)
+    }
+
+    /// Marks the address verified when it is still the one the link was sent to.
+    static func markVerified(parent: Int, email: String, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("""
+            UPDATE parents SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = \(bind: parent) AND lower(email) = lower(\(bind: email)) RETURNING id
+            """).first() != nil
+    }
+
+    /// Mails `parent` a new link of `purpose` (and its mail) in `sql`'s transaction.
+    static func mail(_ purpose: AccountTokens.Purpose, parent: Int, to email: String, baseURL: String,
+                     _ make: (String) -> AccountMail, on sql: any SQLDatabase) async throws {
+        let link = try await AccountTokens.issue(purpose, parent: parent, email: email, baseURL: baseURL, on: sql)
+        try await Outbox.enqueue(make(link), to: email, parent: parent, on: sql)
+    }
+
+    /// Deletes the account and everything of the family (children with their libraries, plays and
+    /// controls; devices; tokens; consents; audit rows; mail) in `sql`'s transaction. The receipt,
+    /// the children's ids and the devices' ids (to forget in memory), or nil when it is gone.
+    static func delete(parent: Int, on sql: any SQLDatabase) async throws -> (receipt: AccountRemovalDTO, children: [Int], devices: [Int])? {
+        guard let row = try await sql.raw("""
+            SELECT (SELECT array_agg(id ORDER BY id) FROM children WHERE parent_id = p.id) AS children,
+                   (SELECT array_agg(id ORDER BY id) FROM parent_devices WHERE parent_id = p.id) AS devices,
+                   (SELECT count(*) FROM library_entries le JOIN children c ON c.id = le.child_id WHERE c.parent_id = p.id) AS library_entries,
+                   (SELECT count(*) FROM plays pl JOIN children c ON c.id = pl.child_id WHERE c.parent_id = p.id) AS plays,
+                   (SELECT count(*) FROM child_controls cc JOIN children c ON c.id = cc.child_id WHERE c.parent_id = p.id) AS controls
+              FROM parents p WHERE p.id = \(bind: parent) FOR UPDATE
+            """).first() else { return nil }
+        let children = try row.decode(column: "children", as: [Int]?.self) ?? []
+        let devices = try row.decode(column: "devices", as: [Int]?.self) ?? []
+        // Everything else references the parent or a child with ON DELETE CASCADE.
+        try await sql.raw("DELETE FROM parents WHERE id = \(bind: parent)").run()
+        let receipt = AccountRemovalDTO(children: children.count, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
+                                        plays: try row.decode(column: "plays", as: Int.self), controls: try row.decode(column: "controls", as: Int.self),
+                                        devices: devices.count)
+        return (receipt, children, devices)
+    }
+}
+
+/// What deleting an account removed (the receipt of `DELETE /me`).
+struct AccountRemovalDTO: Content {
+    let children: Int
+    let libraryEntries: Int
+    let plays: Int
+    let controls: Int
+    let devices: Int
+}
+
+extension Application {
+    /// Drops what memory keeps about removed children (answers, play logs).
+    func forget(children: [Int]) {
+        for child in children {
+            childAnswers.forget(child: child)
+            childPlayLogs.forget(child: child)
+        }
+    }
+}

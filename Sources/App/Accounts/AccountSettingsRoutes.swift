@@ -1,0 +1,67 @@
+import SQLKit
+import Vapor
+
+/// The signed-in parent's own account: `POST /me/email` (a new address, confirmed from its
+/// mailbox before it takes effect; the old one is told) and `DELETE /me` (the whole family, with a
+/// receipt). Both need the current password, throttled like a sign-in.
+struct AccountSettingsRoutes: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        let me = routes.grouped(ParentAuthMiddleware()).grouped("me")
+        me.on(.POST, "email", body: .collect(maxSize: "16kb"), use: changeEmail)
+        me.on(.DELETE, body: .collect(maxSize: "16kb"), use: delete)
+    }
+
+    @Sendable
+    func changeEmail(req: Request) async throws -> Response {
+        let body = try JSONBody(req)
+        let email = try AccountInput.email(body, "email")
+        let password = try body.string("password", maxLength: 1000)
+        let parent = try req.parentID
+        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        let base = req.application.settings.publicBaseURL
+        try await req.transaction { sql in
+            guard let account = try await AccountQueries.find(id: parent, on: sql) else { throw Problem.unauthorized }
+            guard account.email.lowercased() != email.lowercased() else {
+                throw Problem.invalidParameter("email", "email is already this account's address")
+            }
+            // An address another account has gets nothing (and the change could not be confirmed).
+            guard try await AccountQueries.find(email: email, on: sql) == nil else { return }
+            try await AccountQueries.mail(.email, parent: parent, to: email, baseURL: base, AccountMail.newEmail, on: sql)
+            try await Outbox.enqueue(.emailChangeRequested(to: email), to: account.email, parent: parent, on: sql)
+        }
+        req.application.mailDelivery.wake()
+        return try await SignUpRoutes.accepted("Check the new address's mail: the change takes effect once it is confirmed.", req: req)
+    }
+
+    @Sendable
+    func delete(req: Request) async throws -> ItemDTO<AccountRemovalDTO> {
+        let password = try JSONBody(req).string("password", maxLength: 1000)
+        let parent = try req.parentID
+        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        guard let removed = try await req.transaction({ sql in try await AccountQueries.delete(parent: parent, on: sql) }) else {
+            throw Problem.unauthorized
+        }
+        req.application.forget(children: removed.children)
+        req.application.revokedSessions.note(removed.devices)
+        req.logger.info("account deleted", metadata: ["parent": .stringConvertible(parent), "children": .stringConvertible(removed.children.count)])
+        return ItemDTO(data: removed.receipt)
+    }
+}
+
+/// A confirmed new address replacing the old one.
+enum AccountEmail {
+    static func apply(_ claim: AccountTokens.Claim, on sql: any SQLDatabase) async throws {
+        do {
+            try await sql.raw("""
+                WITH old AS (SELECT email FROM parents WHERE id = \(bind: claim.parent) FOR UPDATE),
+                changed AS (UPDATE parents SET email = \(bind: claim.email), email_verified_at = now() WHERE id = \(bind: claim.parent) RETURNING id)
+                INSERT INTO parent_audit_log (parent_id, action, before, after)
+                SELECT \(bind: claim.parent), 'account.email', jsonb_build_object('email', old.email), jsonb_build_object('email', \(bind: claim.email)::text)
+                  FROM old, changed
+                """).run()
+        } catch let error where ConstraintViolation(error)?.constraint == "parents_email_key" {
+            throw Problem(status: .conflict, code: "email_taken", detail: "Another account took this address meanwhile.", field: "email")
+        }
+        try await AccountTokens.retire(.email, parent: claim.parent, on: sql)
+    }
+}
