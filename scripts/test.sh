@@ -9,6 +9,9 @@ scripts/db.sh psql -d postgres -tAc "SELECT datname FROM pg_database WHERE datna
     while read -r name; do [ -n "$name" ] && scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null; done
 export STORYTIME_TEST_DATABASE_URL=$(scripts/db.sh url postgres)
 
+# A real SMTP server for the mail tests (Tests/AppTests/Support/SMTPSink.swift runs tests/smtp_sink.py).
+python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check 'aiosmtpd>=1.4,<2' 2>&1 | grep -v "Running pip as the 'root'" || true
+
 echo "== build (debug, with tests)"
 swift build --build-tests
 echo "== unit and integration tests (Swift Testing, real PostgreSQL, a database per test)"

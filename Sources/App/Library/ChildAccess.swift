@@ -137,6 +137,12 @@ final class ChildAnswers: Sendable {
         return response
     }
 
+    /// Whether any answer about `child` is kept.
+    func keepsAnswers(about child: Int) -> Bool {
+        let marker = "|\(child)|"
+        return entries.withLockedValue { $0.keys.contains { $0.contains(marker) } }
+    }
+
     /// Drops every answer kept about `child` (a removed child).
     func forget(child: Int) {
         let marker = "|\(child)|"

@@ -118,7 +118,8 @@ extension Application {
 
 /// Starts `MailDelivery` with the server when `SMTP_URL` is set, and stops it before the pool closes.
 struct MailDeliveryStarter: LifecycleHandler {
-    func didBootAsync(_ app: Application) async throws {
+    // Synchronous: VaporTesting boots with `boot()`, which calls only `didBoot`.
+    func didBoot(_ app: Application) throws {
         guard let url = app.settings.smtpURL, let server = SMTPServer(url: url) else {
             if app.environment == .production {
                 app.logger.warning("SMTP_URL is not set: mail stays in the outbox (console → Outbox) and nobody receives it")

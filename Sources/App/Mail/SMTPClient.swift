@@ -40,7 +40,7 @@ struct SMTPClient: Sendable {
     }
 
     func send(from sender: String, to recipient: String, message: String) async throws {
-        for address in [sender, recipient] where address.contains(where: { "\r\n<>".contains($0) }) {
+        for address in [sender, recipient] where address.contains(where: { "\r\n".contains($0) }) || Self.address(address).contains(where: { "<> ".contains($0) }) {
             throw SMTPError(description: "refused address \(address.debugDescription)", permanent: true)
         }
         try await withThrowingTaskGroup(of: Void.self) { group in

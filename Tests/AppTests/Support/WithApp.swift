@@ -7,14 +7,18 @@ import VaporTesting
 /// Runs `body` with a configured app on its own fresh database, and always tears both down.
 /// With `engine`, the catalog engine is built before `body` runs (tests otherwise get the SQL path).
 /// `database` names an existing database to use instead of a fresh one (it is dropped afterwards too).
-func withApp(engine: Bool = false, database existing: String? = nil, _ body: (Application) async throws -> Void) async throws {
+/// `adjust` changes the test settings first (an SMTP server, say).
+func withApp(engine: Bool = false, database existing: String? = nil, adjust: (inout Settings) -> Void = { _ in },
+             _ body: (Application) async throws -> Void) async throws {
     let database: String
     if let existing { database = existing } else { database = try await TestDatabase.create() }
     let app = try await Application.make(.testing)
     app.logger.logLevel = .warning
     app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
     do {
-        try await configure(app, settings: testSettings(database: database))
+        var settings = testSettings(database: database)
+        adjust(&settings)
+        try await configure(app, settings: settings)
         if engine { try await app.catalogEngine.build(on: app.db) }
         try await body(app)
     } catch {
