@@ -7,10 +7,20 @@ import StorytimeKit
 ///     STORYTIME_EMAIL=… STORYTIME_PASSWORD=… storytime search goodn --age 4
 ///     storytime book 42
 ///     storytime categories
+///     storytime signup --country FR --time-zone Europe/Paris     (then paste the mailed link:)
+///     storytime verify 'http://localhost:8080/account/verify?token=…'
+///     storytime add-child Ada --birth-year 2021 --avatar owl
+///     storytime devices
+///     storytime sign-out DEVICE_ID
 let usage = """
     usage: storytime search [WORDS…] [--age N] [--category SLUG] [--page N]
            storytime book ID
            storytime categories
+           storytime signup --country CC --time-zone ZONE     (email and password from the environment)
+           storytime verify LINK                              (the link mailed after signup)
+           storytime reset-password [LINK]                    (without LINK: mails one; with it: sets STORYTIME_NEW_PASSWORD)
+           storytime children | add-child NAME [--birth-year YYYY] [--avatar KEY]
+           storytime devices | sign-out DEVICE_ID | sign-out-everywhere
     environment: STORYTIME_URL (default http://127.0.0.1:8080), STORYTIME_EMAIL, STORYTIME_PASSWORD
     """
 
@@ -51,11 +61,16 @@ let invocation = Invocation(Array(CommandLine.arguments.dropFirst()))
 guard let url = URL(string: environment["STORYTIME_URL"] ?? "http://127.0.0.1:8080") else { fail("STORYTIME_URL is not a URL") }
 let client = StorytimeClient(baseURL: url)
 
-func signIn() async throws {
+func credentials() -> (email: String, password: String) {
     guard let email = environment["STORYTIME_EMAIL"], let password = environment["STORYTIME_PASSWORD"] else {
         fail("set STORYTIME_EMAIL and STORYTIME_PASSWORD")
     }
-    try await client.signIn(email: email, password: password)
+    return (email, password)
+}
+
+func signIn() async throws {
+    let (email, password) = credentials()
+    try await client.signIn(email: email, password: password, deviceName: environment["STORYTIME_DEVICE"] ?? "storytime CLI")
 }
 
 func line(_ book: Book) -> String {
@@ -81,6 +96,48 @@ do {
         print(book.description)
     case "categories":
         for category in try await client.categories() { print("\(category.slug)\t\(category.name)") }
+    case "signup":
+        let (email, password) = credentials()
+        guard let country = invocation.options["country"], let zone = invocation.options["time-zone"] else { fail(usage) }
+        let notice = try await client.privacyNoticeVersion()
+        print("By signing up you accept Storytime's privacy notice, version \(notice).")
+        try await client.signUp(email: email, password: password, country: country, timeZone: zone, privacyNotice: notice)
+        print("Check \(email): paste the link we mailed into `storytime verify LINK`.")
+    case "verify":
+        guard let link = invocation.words.first else { fail(usage) }
+        try await client.verifyEmail(link: link)
+        print("Email confirmed.")
+    case "reset-password":
+        if let link = invocation.words.first {
+            guard let new = environment["STORYTIME_NEW_PASSWORD"] else { fail("set STORYTIME_NEW_PASSWORD") }
+            try await client.resetPassword(link: link, newPassword: new)
+            print("Password changed; every device was signed out.")
+        } else {
+            try await client.requestPasswordReset(email: credentials().email)
+            print("If the address has an account, a link is on its way.")
+        }
+    case "children":
+        try await signIn()
+        for child in try await client.children() { print("\(child.id)\t\(child.name)") }
+    case "add-child":
+        guard let name = invocation.words.first else { fail(usage) }
+        try await signIn()
+        let child = try await client.addChild(name: name, birthYear: invocation.number("birth-year"), avatar: invocation.options["avatar"])
+        print("\(child.id)\t\(child.name)")
+    case "devices":
+        try await signIn()
+        for device in try await client.devices() {
+            print("\(device.id)\t\(device.name)\(device.current ? "\t(this one)" : "")")
+        }
+    case "sign-out":
+        guard let id = invocation.words.first.flatMap(Int.init) else { fail(usage) }
+        try await signIn()
+        try await client.signOut(deviceID: id)
+        print("Device \(id) signed out.")
+    case "sign-out-everywhere":
+        try await signIn()
+        try await client.signOutEverywhere()
+        print("Every device signed out.")
     default:
         fail(usage)
     }

@@ -21,6 +21,7 @@ public typealias Controls = Components.Schemas.Controls
 public typealias ControlsChange = Components.Schemas.ControlsChange
 public typealias Today = Components.Schemas.Today
 public typealias Me = Components.Schemas.Me
+public typealias AccountRemoval = Components.Schemas.AccountRemoval
 
 public typealias BookSort = Operations.ListBooks.Input.Query.SortPayload
 public typealias LibrarySort = Operations.ListLibrary.Input.Query.SortPayload

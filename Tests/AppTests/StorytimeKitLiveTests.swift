@@ -190,4 +190,34 @@ struct StorytimeKitLiveTests {
             #expect(today.inBedtime && !today.canPlay && today.blockedReason == "bedtime" && today.timeZone == "Europe/Paris")
         }
     }
+    @Test("a family signs itself up through the client: sign-up, the mailed link pasted, a child added, a device signed out, the account deleted")
+    func selfService() async throws {
+        try await Self.withServer { app, url in
+            let client = StorytimeClient(baseURL: url)
+            let notice = try await client.privacyNoticeVersion()
+            try await client.signUp(email: "kit@example.com", password: "a long kit password", country: "FR", timeZone: "Europe/Paris", privacyNotice: notice)
+            try await client.signIn(email: "kit@example.com", password: "a long kit password", deviceName: "Kitchen tablet")
+            do {
+                try await client.addChild(name: "Ada")
+                Issue.record("an unverified account added a child")
+            } catch let error as StorytimeError {
+                #expect(error.code == "email_unverified")
+            }
+            // The link as the mail has it (no SMTP here: it waits in the outbox).
+            let text = try await app.sql.raw("SELECT text_body FROM mail_outbox WHERE kind = 'verify'").one().decode(column: "text_body", as: String.self)
+            let link = String(try #require(text.split(whereSeparator: \.isWhitespace).first { $0.contains("token=") }))
+            try await client.verifyEmail(link: link)
+            #expect(try await client.addChild(name: "Ada", birthYear: 2021, avatar: "owl").name == "Ada")
+
+            let phone = StorytimeClient(baseURL: url)
+            try await phone.signIn(email: "kit@example.com", password: "a long kit password", deviceName: "Phone")
+            let devices = try await client.devices()
+            #expect(devices.map(\.name).sorted() == ["Kitchen tablet", "Phone"])
+            let other = try #require(devices.first { !$0.current })
+            try await client.signOut(deviceID: other.id)
+            #expect(try await client.devices().map(\.name) == ["Kitchen tablet"])
+            let receipt = try await client.deleteAccount(password: "a long kit password")
+            #expect(receipt.children == 1 && receipt.devices == 2)
+        }
+    }
 }

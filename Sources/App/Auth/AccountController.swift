@@ -14,6 +14,7 @@ struct AccountController: RouteCollection {
     struct MeDTO: Content {
         let id: Int
         let email: String
+        let emailVerified: Bool
         let timeZone: String
         let country: String
     }
@@ -63,10 +64,11 @@ struct AccountController: RouteCollection {
     }
 
     private static func me(_ req: Request) async throws -> MeDTO {
-        guard let row = try await req.sql.raw("SELECT id, email, time_zone, country FROM parents WHERE id = \(bind: try req.parentID)").first() else {
+        guard let row = try await req.sql.raw("SELECT id, email, email_verified_at IS NOT NULL AS verified, time_zone, country FROM parents WHERE id = \(bind: try req.parentID)").first() else {
             throw Problem.unauthorized
         }
         return MeDTO(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self),
+                     emailVerified: try row.decode(column: "verified", as: Bool.self),
                      timeZone: try row.decode(column: "time_zone", as: String.self),
                      country: try row.decode(column: "country", as: String?.self) ?? req.application.settings.defaultCountry)
     }
