@@ -17,5 +17,6 @@ func routes(_ app: Application) throws {
     try api.register(collection: CatalogCalendarController())
     try api.register(collection: ControlsController())
     try api.register(collection: AccountController())
+    try app.register(collection: AccountLinkPages())
     try ConsoleRoutes.register(on: app)
 }

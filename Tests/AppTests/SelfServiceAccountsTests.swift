@@ -247,4 +247,40 @@ struct SelfServiceAccountsTests {
         #expect(server.tls && server.port == 465 && server.user == "u@x" && server.password == "p w")
         #expect(SMTPServer(url: "http://mail.example") == nil)
     }
+    @Test("the mailed links open pages: one click confirms, a weak password keeps the form, a used link says so; the Outbox shows the mail to admins only")
+    func linkPagesAndOutbox() async throws {
+        try await withApp { app in
+            #expect(try await Self.signUp(app, "fay@example.com").status == .accepted)
+            let admin = try await app.console(role: .admin)
+            let outbox = try await admin.get("/admin/outbox")
+            #expect(outbox.status == .ok && outbox.html.contains("fay@example.com") && outbox.html.contains("No <code>SMTP_URL</code>"))
+            let link = try #require(outbox.html.range(of: #"http://localhost:8080/account/verify\?token=[A-Za-z0-9_-]+"#, options: .regularExpression)
+                .map { String(outbox.html[$0]) })
+            #expect(try await app.console(role: .editor).get("/admin/outbox").status == .forbidden)
+
+            let path = String(link.dropFirst("http://localhost:8080".count))
+            let form = try await app.get(path)
+            #expect(form.status == .ok && form.body.string.contains("Confirm my email"))
+            #expect(form.headers.first(name: .cacheControl) == "no-store")
+            // Opening the link confirms nothing (a mail scanner may follow it); the button does.
+            #expect(try await app.sql.raw("SELECT email_verified_at IS NULL AS pending FROM parents").one().decode(column: "pending", as: Bool.self))
+            let token = String(path.split(separator: "=").last!)
+            let confirmed = try await app.send(.POST, "/account/verify", headers: ["Content-Type": "application/x-www-form-urlencoded"], form: "token=\(token)")
+            #expect(confirmed.status == .ok && confirmed.body.string.contains("Email confirmed"))
+            let used = try await app.send(.POST, "/account/verify", headers: ["Content-Type": "application/x-www-form-urlencoded"], form: "token=\(token)")
+            #expect(used.status == .badRequest && used.body.string.contains("expired or was already used"))
+
+            #expect(try await app.send(.POST, "/api/v1/auth/password-reset", json: #"{"email":"fay@example.com"}"#).status == .accepted)
+            let reset = try await app.sql.raw("SELECT text_body FROM mail_outbox WHERE kind = 'reset'").one().decode(column: "text_body", as: String.self)
+            let resetLink = try #require(OutboxController.link(in: reset))
+            let resetToken = String(resetLink.split(separator: "=").last!)
+            #expect(try await app.get(String(resetLink.dropFirst("http://localhost:8080".count))).body.string.contains("New password"))
+            let weak = try await app.send(.POST, "/account/reset", headers: ["Content-Type": "application/x-www-form-urlencoded"], form: "token=\(resetToken)&password=short")
+            #expect(weak.status == .unprocessableEntity && weak.body.string.contains(resetToken))
+            let done = try await app.send(.POST, "/account/reset", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                          form: "token=\(resetToken)&password=a+brand+new+password")
+            #expect(done.status == .ok && done.body.string.contains("Password changed"))
+            _ = try await FamilyAccountsTests.signIn(app, "fay@example.com", password: "a brand new password")
+        }
+    }
 }

@@ -61,7 +61,12 @@ struct SignUpRoutes: RouteCollection {
     /// Confirms an address: the sign-up's (or a resend's) link, or a new address (`POST /me/email`).
     @Sendable
     func verify(req: Request) async throws -> HTTPStatus {
-        let token = try JSONBody(req).string("token", maxLength: 200)
+        try await Self.verify(token: try JSONBody(req).string("token", maxLength: 200), req: req)
+        return .noContent
+    }
+
+    /// Uses a verify or new-address token (shared with the page the mailed link opens).
+    static func verify(token: String, req: Request) async throws {
         try await req.transaction { sql in
             guard let claim = try await AccountTokens.claim(token, purposes: [.verify, .email], on: sql) else { throw Problem.invalidBodyToken }
             switch claim.purpose {
@@ -71,7 +76,6 @@ struct SignUpRoutes: RouteCollection {
                 guard try await AccountQueries.markVerified(parent: claim.parent, email: claim.email, on: sql) else { throw Problem.invalidBodyToken }
             }
         }
-        return .noContent
     }
 
     @Sendable
@@ -105,8 +109,12 @@ struct SignUpRoutes: RouteCollection {
     @Sendable
     func confirmReset(req: Request) async throws -> HTTPStatus {
         let body = try JSONBody(req)
-        let token = try body.string("token", maxLength: 200)
-        let password = try body.string("password", maxLength: 1000)
+        try await Self.reset(token: try body.string("token", maxLength: 200), password: try body.string("password", maxLength: 1000), req: req)
+        return .noContent
+    }
+
+    /// Uses a reset token (shared with the page the mailed link opens).
+    static func reset(token: String, password: String, req: Request) async throws {
         if let weakness = ParentPassword.weakness(password, common: req.application.commonPasswords) {
             throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: "password")
         }
@@ -123,7 +131,6 @@ struct SignUpRoutes: RouteCollection {
             return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: claim.parent)", on: sql)
         }
         req.application.revokedSessions.note(revoked)
-        return .noContent
     }
 
     static func accepted(_ detail: String, req: Request) async throws -> Response {

@@ -12,6 +12,7 @@ enum AdminPath {
     static let logout = path("logout")
     static let audit = path("audit")
     static let playsReport = path("reports", "plays")
+    static let outbox = path("outbox")
     static let rightsCalendar = path("rights", "calendar")
     static let batches = path("batches")
     static let ownPassword = path("account", "password")

@@ -87,6 +87,11 @@ extension Application {
         return try await testing().sendRequest(method, path, headers: headers,
                                                body: json.map { ByteBuffer(string: $0) })
     }
+
+    /// Posts `form` (already URL-encoded) as a browser form would, without a console session.
+    func send(_ method: HTTPMethod, _ path: String, headers: HTTPHeaders, form: String) async throws -> TestingHTTPResponse {
+        try await testing().sendRequest(method, path, headers: headers, body: ByteBuffer(string: form))
+    }
 }
 
 extension TestingHTTPResponse {

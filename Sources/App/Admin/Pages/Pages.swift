@@ -37,6 +37,7 @@ struct LayoutView: Encodable {
             + [("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
                ("Audit log", AdminPath.audit, "audit")]
             + resources.filter(\.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
+            + (user?.isAdmin == true ? [("Outbox", AdminPath.outbox, "outbox")] : [])
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()
         csrfToken = req.adminSession.csrfToken
