@@ -283,4 +283,42 @@ struct SelfServiceAccountsTests {
             _ = try await FamilyAccountsTests.signIn(app, "fay@example.com", password: "a brand new password")
         }
     }
+    @Test("Parents in the console (admins): the list shows state, not secrets; lock signs every device out and refuses sign-in; the audit keeps no email")
+    func consoleParents() async throws {
+        try await withApp { app in
+            let family = try await app.makeParent(email: "gus@example.com", password: Self.password, children: ["Ada", "Ben"])
+            #expect(try await app.console(role: .editor).get("/admin/parents").status == .forbidden)
+            let admin = try await app.console(role: .admin)
+            let list = try await admin.get("/admin/parents")
+            #expect(list.status == .ok && list.html.contains("gus@example.com") && !list.html.contains("$2"))
+            #expect(!list.html.contains("Ada"))
+            let locked = try await admin.post("/admin/parents/batch", [("action", "lock"), ("ids[]", String(family.id)), ("return_to", "/admin/parents")])
+            #expect(locked.status == .seeOther)
+            // Console batches sign out through the database: every instance, this one too, knows within a second.
+            let refused = try await Self.refusedWithinASecond(app, family.token)
+            #expect(try refused.status == .unauthorized && Self.code(refused) == "invalid_token")
+            let signIn = try await app.send(.POST, "/api/v1/auth/token", json: #"{"email":"gus@example.com","password":"\#(Self.password)"}"#)
+            #expect(try signIn.status == .forbidden && Self.code(signIn) == "account_locked")
+            let wrong = try await app.send(.POST, "/api/v1/auth/token", json: #"{"email":"gus@example.com","password":"not the password"}"#)
+            #expect(wrong.status == .unauthorized)
+            let audit = try await app.sql.raw("SELECT before::text AS b, after::text AS a FROM audit_log WHERE table_name = 'parents'").all()
+            #expect(audit.count == 1)
+            let texts = try audit.flatMap { [try $0.decode(column: "a", as: String.self), try $0.decode(column: "b", as: String.self)] }
+            #expect(texts.count == 2 && texts.allSatisfy { !$0.contains("gus@") && $0.contains("locked_at") })
+            #expect(try await admin.post("/admin/parents/batch", [("action", "unlock"), ("ids[]", String(family.id)), ("return_to", "/admin/parents")]).status == .seeOther)
+            let again = try await FamilyAccountsTests.signIn(app, "gus@example.com", password: Self.password)
+            #expect(try await admin.post("/admin/parents/batch", [("action", "sign_out"), ("ids[]", String(family.id)), ("return_to", "/admin/parents")]).status == .seeOther)
+            #expect(try await Self.refusedWithinASecond(app, again.access).status == .unauthorized)
+        }
+    }
+
+    /// The answer to a signed-in request once it is refused, or the last answer after 1.2 s.
+    static func refusedWithinASecond(_ app: Application, _ token: String) async throws -> TestingHTTPResponse {
+        let deadline = Date().addingTimeInterval(1.2)
+        while true {
+            let response = try await app.get("/api/v1/children", token: token)
+            if response.status == .unauthorized || Date() > deadline { return response }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 }
