@@ -126,7 +126,9 @@ struct StorytimeKitLiveTests {
 
     @Test("an expired token is renewed once, over HTTP; wrong credentials are a typed 401")
     func tokenRenewal() async throws {
-        try await Self.withServer(tokenLifetime: 1) { app, url in
+        // Five seconds: the renewed token must outlive the retry on a loaded CI machine (with one
+        // second, a slow retry met an expired renewed token).
+        try await Self.withServer(tokenLifetime: 5) { app, url in
             _ = try await app.makeParent(email: "renew@example.com", password: "renew password")
             let client = StorytimeClient(baseURL: url)
             do {
@@ -137,7 +139,7 @@ struct StorytimeKitLiveTests {
             }
             try await client.signIn(email: "renew@example.com", password: "renew password")
             let first = await client.token
-            try await Task.sleep(for: .milliseconds(2100))   // past the one-second lifetime (and nbf/exp rounding)
+            try await Task.sleep(for: .milliseconds(6100))   // past the five-second lifetime (and nbf/exp rounding)
             #expect(try await client.children().count == 1)
             let second = await client.token
             #expect(first != nil && second != nil && first != second)
