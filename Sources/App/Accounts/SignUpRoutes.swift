@@ -31,9 +31,7 @@ struct SignUpRoutes: RouteCollection {
         let body = try JSONBody(req)
         let email = try AccountInput.email(body, "email")
         let password = try body.string("password", maxLength: 1000)
-        if let weakness = ParentPassword.weakness(password, common: req.application.commonPasswords) {
-            throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: "password")
-        }
+        try ParentPassword.requireStrong(password, field: "password", req: req)
         let country = try AccountInput.country(body)
         let zone = try body.string("time_zone", maxLength: 64)
         guard try await req.application.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
@@ -115,9 +113,7 @@ struct SignUpRoutes: RouteCollection {
 
     /// Uses a reset token (shared with the page the mailed link opens).
     static func reset(token: String, password: String, req: Request) async throws {
-        if let weakness = ParentPassword.weakness(password, common: req.application.commonPasswords) {
-            throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: "password")
-        }
+        try ParentPassword.requireStrong(password, field: "password", req: req)
         let hash = try await req.password.async.hash(password)
         let revoked = try await req.transaction { sql in
             guard let claim = try await AccountTokens.claim(token, purposes: [.reset], on: sql) else { throw Problem.invalidBodyToken }

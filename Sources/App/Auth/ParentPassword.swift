@@ -55,6 +55,13 @@ enum ParentPassword {
 
     static let minimumLength = 10
 
+    /// Throws the `422 weak_password` problem naming `field` when `password` may not be a parent's.
+    static func requireStrong(_ password: String, field: String, req: Request) throws {
+        if let weakness = weakness(password, common: req.application.commonPasswords) {
+            throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: field)
+        }
+    }
+
     /// Why `password` may not be a parent's (nil: it may): at least 10 characters, at most bcrypt's
     /// 72 bytes, no NUL, and not one of the common passwords shipped in `data/common-passwords.txt`.
     static func weakness(_ password: String, common: CommonPasswords) -> String? {

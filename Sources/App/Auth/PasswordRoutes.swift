@@ -14,9 +14,7 @@ struct PasswordRoutes: RouteCollection {
         let body = try JSONBody(req)
         let current = try body.string("current_password", maxLength: 1000)
         let new = try body.string("new_password", maxLength: 1000)
-        if let weakness = ParentPassword.weakness(new, common: req.application.commonPasswords) {
-            throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: "new_password")
-        }
+        try ParentPassword.requireStrong(new, field: "new_password", req: req)
         let parent = try req.parentID
         guard try await ParentPassword.verifyCurrent(current, parent: parent, req: req) else {
             throw Problem(status: .forbidden, code: "wrong_password", detail: "The current password is wrong.", field: "current_password")
