@@ -30,10 +30,14 @@ let package = Package(
     targets: [
         // Pure logic with no Vapor and no database: parameter parsing, search words, SQL scripts.
         .target(name: "Core", path: "Sources/Core"),
+        // The in-memory catalog index: bitsets, lexemes, orders, answers and what survives a
+        // change. Pure Swift, no Vapor and no database; the app loads it and keeps it fresh.
+        .target(name: "CatalogIndexing", dependencies: ["Core"], path: "Sources/CatalogIndexing"),
         .executableTarget(
             name: "App",
             dependencies: [
                 "Core",
+                "CatalogIndexing",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
@@ -80,6 +84,7 @@ let package = Package(
             path: "Tests/StorytimeKitTests"
         ),
         .testTarget(name: "CoreTests", dependencies: ["Core"], path: "Tests/CoreTests"),
+        .testTarget(name: "CatalogIndexingTests", dependencies: ["CatalogIndexing", "Core"], path: "Tests/CatalogIndexingTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 @testable import App
+import CatalogIndexing
 import Core
 import Foundation
 import SQLKit

@@ -1,3 +1,4 @@
+import CatalogIndexing
 import Core
 import Crypto
 import SQLKit

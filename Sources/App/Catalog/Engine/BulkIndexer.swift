@@ -1,3 +1,4 @@
+import CatalogIndexing
 import Core
 
 /// Builds an index from batches of books on its own task, so indexing runs beside the decoding of

@@ -1,3 +1,4 @@
+import Core
 /// Variable-length values per book id in one contiguous buffer: a million books cost three
 /// arrays, not a million small allocations. A replaced value's old elements become garbage, and
 /// the buffer is compacted once garbage outweighs what is live.

@@ -1,3 +1,4 @@
+import Core
 /// The books one lexeme occurs in, with the fields it occurs in. A rare lexeme is a sorted list of
 /// `id << 3 | weight bits`; a common one (in more than a sixteenth of the id range) is three
 /// bitsets — title, author, description — which at that density are no bigger than the list and

@@ -1,3 +1,4 @@
+import Core
 extension CatalogIndex {
     // Book objects: the stored JSON of each book, with its rights availability at the moment asked.
 

@@ -1,4 +1,5 @@
 import Core
+import CatalogIndexing
 import Testing
 
 /// The catalog index against a brute-force model of the contract's rules, on a catalog big enough

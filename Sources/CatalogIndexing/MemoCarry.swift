@@ -1,3 +1,4 @@
+import Core
 /// Which remembered answers a change of some books leaves exactly as they were.
 ///
 /// A search answer can change only through the changed books: their own membership, or the

@@ -1,3 +1,4 @@
+import Core
 /// The active catalog in memory: every parent catalog answer — filters, search, exact counts,
 /// facets, pages in the contract's total orders — from sets and postings, updated book by book.
 ///

@@ -1,3 +1,4 @@
+import Core
 extension CatalogIndex {
     public struct Answer: Sendable, Equatable {
         public var total: Int

@@ -1,3 +1,4 @@
+import Core
 /// A set of small non-negative integers (book ids) as 64-bit words: exact counts are popcounts,
 /// filters are word-wise ANDs.
 public struct Bitset: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import Core
 /// What a child's family controls leave of the catalog: books no older than `maxAge` (by their
 /// age_min), only `allowed` ones when approved-only (the child's library), none of the blocked
 /// books, publishers or categories. Applied to the matches before counts, facets and pages, so

@@ -1,3 +1,4 @@
+import Core
 /// One active book as the catalog index holds it: what filters, sorts and search need, and the
 /// encoded book object with a hole where `rights_available` goes (it depends on the clock).
 public struct CatalogBook: Sendable {

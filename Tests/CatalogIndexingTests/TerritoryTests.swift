@@ -1,4 +1,5 @@
 import Core
+import CatalogIndexing
 import Testing
 
 @Suite("Territories and schedules in the catalog index")

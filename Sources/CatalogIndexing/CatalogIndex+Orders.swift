@@ -1,3 +1,4 @@
+import Core
 extension CatalogIndex {
     // The title and newest orders: sorted id lists kept in step with every change.
 
