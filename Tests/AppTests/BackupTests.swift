@@ -3,7 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 
-/// The README's backup and restore runbook, exercised: pg_dump of a live database, pg_restore into
+/// The backup and restore runbook of docs/operations.md, exercised: pg_dump of a live database, pg_restore into
 /// an empty one, and the app serving the copy with the same catalog and libraries.
 @Suite("Backup and restore")
 struct BackupTests {

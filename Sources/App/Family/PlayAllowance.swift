@@ -4,7 +4,7 @@ import SQLKit
 import Vapor
 
 /// Whether a child may start or continue a play now: not a blocked book, not bedtime, and the
-/// day's minutes not used up (README, "Family controls").
+/// day's minutes not used up (docs/api.md, "Family controls").
 enum PlayAllowance {
     /// Seconds of `child`'s daily budget spent in `day`: each play counts by the viewing-history
     /// rule (its position minus the position of the same book's play before it, whenever that was,

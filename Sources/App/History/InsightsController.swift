@@ -6,7 +6,7 @@ import Vapor
 /// A child's viewing statistics (the plan's insights) for the last week, month or all time, days
 /// in the family's time zone (`tz`).
 ///
-/// Rules (README, "Viewing history and insights"):
+/// Rules (docs/api.md, "Viewing history, insights and libraries across children"):
 /// - seconds watched by a play: its position minus the position of the play of the same book
 ///   before it, when that one was not completed and the position went forward; otherwise the
 ///   position itself (a viewing from the start);

@@ -3,7 +3,7 @@ import Foundation
 /// A child's plays in memory, oldest first, with what the history and statistics derive from
 /// each play computed once: whether it is a rewatch and how many seconds it watched.
 ///
-/// The rules are the SQL's they replace (README, "Viewing history and insights"), proven equal
+/// The rules are the SQL's they replace (docs/api.md, "Viewing history, insights and libraries across children"), proven equal
 /// by a differential test:
 /// - a play is a **rewatch** when an earlier play of the same book, in (played_at, id) order, was
 ///   completed;

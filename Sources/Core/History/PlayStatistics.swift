@@ -1,5 +1,5 @@
 /// A child's statistics for a period, from its `PlayLog` — the figures the SQL of the statistics
-/// route computes, by the same rules (README, "Viewing history and insights"):
+/// route computes, by the same rules (docs/api.md, "Viewing history, insights and libraries across children"):
 /// - the period is `first...last` in local days: today and the `periodDays` before, or (all time)
 ///   from the first play's day (today when there is none, or when it is in the future);
 /// - books completed are library books with a completed play in the period; a rewatch and seconds

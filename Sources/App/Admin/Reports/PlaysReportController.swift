@@ -5,7 +5,7 @@ import Vapor
 /// `/admin/reports/plays`: the most played books of a period, by plays or by minutes watched,
 /// narrowed to a category or a publisher; `/admin/reports/plays.csv` the same rows as CSV.
 ///
-/// Minutes follow the viewing-history rule (README): a play adds its position, or only what it
+/// Minutes follow the viewing-history rule (docs/api.md): a play adds its position, or only what it
 /// added to the previous play of the same child and book when that one was unfinished. Only plays
 /// inside the period count, so a viewing resumed from before the period counts in full.
 struct PlaysReportController: RouteCollection {
