@@ -30,7 +30,7 @@ enum Entrypoint {
 
     /// Every command ends a failure with one line naming the reason and a non-zero exit.
     static func fail(_ error: any Error) -> Never {
-        FileHandle.standardError.write(Data("error: \(describe(error))\n".utf8))
+        FileHandle.standardError.write(Data("error: \(ErrorDescription.describe(error))\n".utf8))
         exit(1)
     }
 }

@@ -10,11 +10,13 @@ import Vapor
 func configure(_ app: Application, settings: Settings? = nil) async throws {
     let settings = try settings ?? Settings.load(environment: app.environment)
     app.settings = settings
+    // Everything kept in memory, created before requests run concurrently.
+    app.appServices = AppServices(logger: app.logger, workingDirectory: app.directory.workingDirectory)
 
     var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
     postgres.coreConfiguration.options.connectTimeout = .seconds(3)
     // Names this instance's connections, so /metrics can report its pool as PostgreSQL sees it.
-    postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", app.metrics.applicationName)]
+    postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", app.appServices.metrics.applicationName)]
     app.databases.use(
         .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
                   connectionPoolTimeout: .seconds(5), sqlLogLevel: .debug),
@@ -55,19 +57,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment, page: ErrorPage.response))
     app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
 
-    // Shared state is created here, before requests run concurrently.
-    _ = app.queryCounter
-    _ = app.catalogCache
-    _ = app.dashboardAttention
-    _ = app.metrics
-    _ = app.verifiedTokens
-    _ = app.parentCountries
-    _ = app.childStates
-    _ = app.childAnswers
-    _ = app.timeZoneNames
-    _ = app.revokedSessions
-    _ = app.mailDelivery
-    guard app.commonPasswords.words.count > 1000 else {
+    guard app.appServices.commonPasswords.words.count > 1000 else {
         throw Abort(.internalServerError, reason: "data/common-passwords.txt is missing from \(app.directory.workingDirectory): run the app from the repository's folder")
     }
 

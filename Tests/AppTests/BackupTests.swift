@@ -49,8 +49,8 @@ struct BackupTests {
             try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) SELECT \(bind: parent.children[0]), id FROM books WHERE status = 'active' ORDER BY id LIMIT 5").run()
             #expect(try await app.send(.PUT, "/api/v1/children/\(parent.children[0])/controls", token: parent.token, json: #"{"max_age": 6}"#).status == .ok)
             before = try await Self.fingerprint(app.sql)
-            try await app.catalogEngine.build(on: app.db)
-            total = app.catalogEngine.bookCount
+            try await app.appServices.catalogEngine.build(on: app.db)
+            total = app.appServices.catalogEngine.bookCount
             let name = try await app.sql.raw("SELECT current_database() AS d").first()!.decode(column: "d", as: String.self)
             let dumped = try Self.run("pg_dump", ["--format=custom", "--no-owner", "--file", dump, TestDatabase.url(for: name)])
             #expect(dumped.status == 0, "\(dumped.error)")
@@ -61,7 +61,7 @@ struct BackupTests {
         #expect(result.status == 0, "\(result.error)")
         try await withApp(engine: true, database: restored) { app in
             #expect(try await Self.fingerprint(app.sql) == before)
-            #expect(app.catalogEngine.bookCount == total && total > 0)
+            #expect(app.appServices.catalogEngine.bookCount == total && total > 0)
             // The restored copy serves: the same parent signs in and sees their library and controls.
             let email = try await app.sql.raw("SELECT email FROM parents ORDER BY id DESC LIMIT 1").first()!.decode(column: "email", as: String.self)
             let token = try await app.send(.POST, "/api/v1/auth/token", json: #"{"email": "\#(email)", "password": "restore me please"}"#)

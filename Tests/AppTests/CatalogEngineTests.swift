@@ -91,14 +91,14 @@ struct CatalogEngineTests {
         _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
         // Some shared titles and created_at ties, so the tie-breaks are exercised.
         try await app.sql.raw("UPDATE books SET title = 'Same Title', created_at = '2026-01-01' WHERE id % 97 = 0").run()
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
         let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
         let slugs = try categories.map { try $0.decode(column: "slug", as: String.self) }
         let categoryIDs = try categories.map { try $0.decode(column: "id", as: Int.self) }
         let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
-        #expect(words.count > 100 && app.catalogEngine.bookCount > 1000)
+        #expect(words.count > 100 && app.appServices.catalogEngine.bookCount > 1000)
         var random = Random(state: 20261122)
         var compared = 0, nonEmpty = 0, typoQueries = 0
         for _ in 0..<1500 {
@@ -148,7 +148,7 @@ struct CatalogEngineTests {
         let seeder = DemoSeeder(books: 12000, reference: nil, seedsDirectory: TestDatabase.projectDirectory + "seeds",
                                 hashPassword: { try $0.hashedForTests() })
         _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let before = try await app.get("/api/v1/catalog/books?q=zzyzx", token: parent.token)
         #expect(try before.meta["total_count"] == 0)
@@ -166,7 +166,7 @@ struct CatalogEngineTests {
         let facetTotal = ((try plain.json["meta"] as? [String: Any])?["facets"] as? [String: Any])?["age_bands"] as? [[String: Any]]
         #expect(facetTotal?.isEmpty == false)
         #expect(try await app.get("/api/v1/catalog/books/\(first)", token: parent.token).status == .notFound)
-        #expect(app.catalogEngine.bookCount == all - 1)
+        #expect(app.appServices.catalogEngine.bookCount == all - 1)
     }
 
     @Test("the engine's JSON writer escapes what JSON requires and copies the rest byte for byte")
@@ -221,8 +221,8 @@ struct CatalogEngineTests {
         let app = try app()
         let parent = try await app.makeParent()
         let owl = try await app.makeBook("Owl Moon")
-        try await app.catalogEngine.build(on: app.db)
-        let built = app.catalogEngine.currentVersion
+        try await app.appServices.catalogEngine.build(on: app.db)
+        let built = app.appServices.catalogEngine.currentVersion
         // Changes this instance has not caught up with, one of them old enough to purge.
         _ = try await app.makeBook("Owl Babies")
         try await app.sql.raw("UPDATE books SET title = 'Owl at Night' WHERE id = \(bind: owl)").run()
@@ -242,7 +242,7 @@ struct CatalogEngineTests {
         // The engine's version is older than the purge: it cannot follow the log, so it rebuilds.
         let titles = try CatalogAPITests.titles(try await app.get("/api/v1/catalog/books?q=owl", token: parent.token))
         #expect(titles == ["Owl at Night", "Owl Babies"])
-        #expect(app.catalogEngine.currentVersion > built + 1)
+        #expect(app.appServices.catalogEngine.currentVersion > built + 1)
     }
 
     @Test("a stream of commits under concurrent requests: every request finishes and sees every commit made before it was sent", .app)
@@ -250,7 +250,7 @@ struct CatalogEngineTests {
         let app = try app()
         let parent = try await app.makeParent()
         let book = try await app.makeBook("v0")
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let committed = NIOLockedValueBox(0)
         let writer = Task {
             for i in 1...40 {
@@ -279,7 +279,7 @@ struct CatalogEngineTests {
         }
         try await writer.value
         #expect(stale == 0)
-        #expect(app.catalogEngine.currentVersion >= 40)
+        #expect(app.appServices.catalogEngine.currentVersion >= 40)
     }
 
     @Test("until the engine is built the catalog is served from SQL, and /healthz says which", .app)
@@ -287,15 +287,15 @@ struct CatalogEngineTests {
         let app = try app()
         let parent = try await app.makeParent()
         try await app.makeBook("Owl Moon")
-        #expect(app.catalogEngine.state == .off)
+        #expect(app.appServices.catalogEngine.state == .off)
         let health = try await app.get("/healthz")
         #expect(health.body.string.contains(#""engine":"off""#))
         #expect(try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] == 1)
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         #expect(try await app.get("/healthz").body.string.contains(#""engine":"ready","books":1"#))
         try await app.makeBook("Bear Day")
         #expect(try await app.get("/api/v1/catalog/books", token: parent.token).meta["total_count"] == 2)
-        #expect(app.catalogEngine.bookCount == 2)   // the engine answered, caught up from the change log
+        #expect(app.appServices.catalogEngine.bookCount == 2)   // the engine answered, caught up from the change log
     }
 
     @Test("typos at the start, middle and end of 5-, 6- and 10-letter words, for each kind of edit, over HTTP", .app(engine: true))

@@ -116,7 +116,7 @@ struct FamilyControlsTests {
     func scopedCatalog() async throws {
         let app = try app()
         let shelf = try await Self.shelf(app)
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent(children: ["Ada", "Ben"])
         let (ada, ben) = (parent.children[0], parent.children[1])
         #expect(try await Self.put(app, ada, """
@@ -165,7 +165,7 @@ struct FamilyControlsTests {
         let seeder = DemoSeeder(books: 1200, reference: Date().addingTimeInterval(-400 * 86400), seedsDirectory: TestDatabase.projectDirectory + "seeds",
                                 hashPassword: { try $0.hashedForTests() })
         _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let child = parent.children[0]
         let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }

@@ -75,7 +75,7 @@ struct FoundationTests {
         defer { Task { try? await TestDatabase.drop(name) } }
         let migrator = Migrator(directory: TestDatabase.projectDirectory + "migrations")
         let files = try migrator.files()
-        let (first, second, recorded) = try await withDirectConnection(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
+        let (first, second, recorded) = try await DirectConnection.open(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
             let first = try await migrator.migrate(on: connection, logger: TestDatabase.logger)
             let second = try await migrator.migrate(on: connection, logger: TestDatabase.logger)
             var recorded = 0
@@ -98,7 +98,7 @@ struct FoundationTests {
         let results = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<3 {
                 group.addTask {
-                    try await withDirectConnection(url: url, logger: TestDatabase.logger) { connection in
+                    try await DirectConnection.open(url: url, logger: TestDatabase.logger) { connection in
                         try await migrator.migrate(on: connection, logger: TestDatabase.logger)
                     }
                 }
@@ -117,7 +117,7 @@ struct FoundationTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try "CREATE TABLE t (id int);".write(toFile: folder + "/0001_t.sql", atomically: true, encoding: .utf8)
-        try await withDirectConnection(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
+        try await DirectConnection.open(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
             try await Migrator(directory: folder).migrate(on: connection, logger: TestDatabase.logger)
             try "CREATE TABLE t (id bigint);".write(toFile: folder + "/0001_t.sql", atomically: true, encoding: .utf8)
             await #expect(throws: Migrator.Failure.edited("0001")) {
@@ -133,7 +133,7 @@ struct FoundationTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try "CREATE TABLE half (id int); SELECT no_such_function();".write(toFile: folder + "/0001_bad.sql", atomically: true, encoding: .utf8)
-        try await withDirectConnection(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
+        try await DirectConnection.open(url: TestDatabase.url(for: name), logger: TestDatabase.logger) { connection in
             await #expect(throws: (any Error).self) {
                 try await Migrator(directory: folder).migrate(on: connection, logger: TestDatabase.logger)
             }

@@ -63,7 +63,7 @@ struct ObservabilityTests {
             #expect(Self.sample(body, #"storytime_http_requests_total{method="GET",route="unmatched",status="404"}"#) == 1)
             #expect(Self.sample(body, #"storytime_http_request_duration_seconds_count{method="GET",route="/api/v1/catalog/books"}"#) == 3)
             #expect(Self.sample(body, #"storytime_login_failures_total{kind="parent"}"#) == 1)
-            #expect(Self.sample(body, "storytime_catalog_engine_version") == Double(app.catalogEngine.currentVersion))
+            #expect(Self.sample(body, "storytime_catalog_engine_version") == Double(app.appServices.catalogEngine.currentVersion))
             #expect(Self.sample(body, #"storytime_catalog_engine_state{state="ready"}"#) == 1)
             // The pool as PostgreSQL sees it: at least the scrape's own connection, never above the limit.
             let open = (Self.sample(body, #"storytime_db_pool_connections{state="idle"}"#) ?? 0) + (Self.sample(body, #"storytime_db_pool_connections{state="busy"}"#) ?? 0)

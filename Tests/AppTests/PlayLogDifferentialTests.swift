@@ -40,23 +40,23 @@ struct PlayLogDifferentialTests {
         #expect(tied.favouriteCategory?.name == "Animals" && tied.mostActiveMonth == CivilDays.monthText(of: CivilDays.today(in: .gmt) - 20))
 
         // Only plays added (as a play a second does): the log reads just those, and equals a full read.
-        let before = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
+        let before = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.appServices.queryCounter))
         try await Self.insertPlays(app, child: child, books: books, count: 40)
         var incremental: LoadedPlayLog?
         let incrementalStatements = try await app.countQueries {
-            incremental = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: before, on: app.db, counter: app.queryCounter)
+            incremental = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: before, on: app.db, counter: app.appServices.queryCounter)
         }
         var full: LoadedPlayLog?
         let fullStatements = try await app.countQueries {
-            full = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter)
+            full = try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.appServices.queryCounter)
         }
         #expect(incrementalStatements < fullStatements)
         #expect(try #require(incremental).log.plays == (try #require(full)).log.plays)
         #expect(incremental?.books == full?.books && incremental?.library == full?.library && incremental?.activity == full?.activity)
         // A play updated in place (psql, say) is seen: the log is read again in full.
         try await app.sql.raw("UPDATE plays SET position_seconds = position_seconds + 1 WHERE id = (SELECT min(id) FROM plays WHERE child_id = \(bind: child))").run()
-        let afterUpdate = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: full, on: app.db, counter: app.queryCounter))
-        let fresh = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
+        let afterUpdate = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, previous: full, on: app.db, counter: app.appServices.queryCounter))
+        let fresh = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.appServices.queryCounter))
         #expect(afterUpdate.log.plays == fresh.log.plays && afterUpdate.log.plays != full?.log.plays)
 
         // Changes: plays removed and added, the library changed, a category renamed.
@@ -97,7 +97,7 @@ struct PlayLogDifferentialTests {
     }
 
     static func compare(_ app: Application, child: Int, books: [Int], varied: Bool = true) async throws {
-        let loaded = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.queryCounter))
+        let loaded = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.appServices.queryCounter))
         let row = try #require(try await app.sql.raw("SELECT plays_count, activity, (SELECT version FROM catalog_state) AS version FROM children WHERE id = \(bind: child)").first())
         let state = ChildState(id: child, plays: try row.decode(column: "plays_count", as: Int.self),
                                activity: try row.decode(column: "activity", as: Int.self), catalogVersion: try row.decode(column: "version", as: Int.self), country: nil)

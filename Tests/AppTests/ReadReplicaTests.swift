@@ -47,7 +47,7 @@ struct ReadReplicaTests {
             try await replay()
             #expect(try await title("/api/v1/catalog/books?q=revised") == "Owl, revised (replica)")
             var scrape = [UInt8]()
-            app.metrics.registry.emit(into: &scrape)
+            app.appServices.metrics.registry.emit(into: &scrape)
             let metrics = String(decoding: scrape, as: UTF8.self)
             #expect(metrics.contains(#"storytime_catalog_sql_reads_total{database="replica"} 3"#)
                     && metrics.contains(#"storytime_catalog_sql_reads_total{database="primary"} 2"#), "\(metrics)")

@@ -141,7 +141,7 @@ struct SelfServiceAccountsTests {
             }
             #expect(try await app.send(.PUT, "/api/v1/children/\(children[0])/controls", token: token,
                                        json: #"{"daily_minutes":30}"#).status == .ok)
-            #expect(children.allSatisfy { app.childAnswers.keepsAnswers(about: $0) })
+            #expect(children.allSatisfy { app.appServices.childAnswers.keepsAnswers(about: $0) })
             try await app.sql.raw("INSERT INTO mail_outbox (parent_id, kind, recipient, subject, text_body, html_body) VALUES (\(bind: parent), 'verify', 'gone@example.com', 's', 't', 'h')").run()
 
             let wrong = try await app.send(.DELETE, "/api/v1/me", token: token, json: #"{"password":"not the password"}"#)
@@ -167,7 +167,7 @@ struct SelfServiceAccountsTests {
             #expect(try await app.sql.raw("SELECT count(*) AS n FROM children WHERE parent_id = \(bind: keep)").one().decode(column: "n", as: Int.self) == 1)
             // Its token is refused at once, and nothing about its children is answered.
             #expect(try await app.get("/api/v1/children/\(children[0])/library", token: token).status == .unauthorized)
-            #expect(children.allSatisfy { !app.childAnswers.keepsAnswers(about: $0) })
+            #expect(children.allSatisfy { !app.appServices.childAnswers.keepsAnswers(about: $0) })
         }
     }
 

@@ -18,7 +18,7 @@ struct StorytimeKitLiveTests {
         settings.tokenLifetime = tokenLifetime
         do {
             try await configure(app, settings: settings)
-            try await app.catalogEngine.build(on: app.db)
+            try await app.appServices.catalogEngine.build(on: app.db)
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
             try await app.server.start(address: nil)
@@ -39,7 +39,7 @@ struct StorytimeKitLiveTests {
             let owl = try await app.makeBook("Owl Moon", ages: 2...5, categories: [bedtime], duration: 330)
             let bear = try await app.makeBook("Bear Hunt", ages: 4...8, categories: [bedtime])
             let later = try await app.makeBook("Later Book", rights: .upcoming)
-            try await app.catalogEngine.build(on: app.db)
+            try await app.appServices.catalogEngine.build(on: app.db)
             _ = try await app.makeParent(email: "kit@example.com", password: "kit password", children: ["Ada", "Ben"])
             let client = StorytimeClient(baseURL: url)
             try await client.signIn(email: "kit@example.com", password: "kit password")
@@ -106,7 +106,7 @@ struct StorytimeKitLiveTests {
         try await Self.withServer { app, url in
             for index in 0..<57 { _ = try await app.makeBook("Moon Walk \(index)", ages: 3...6) }
             _ = try await app.makeBook("Moon Too Old", ages: 9...12)
-            try await app.catalogEngine.build(on: app.db)
+            try await app.appServices.catalogEngine.build(on: app.db)
             _ = try await app.makeParent(email: "walk@example.com", password: "walk password")
             let client = StorytimeClient(baseURL: url)
             try await client.signIn(email: "walk@example.com", password: "walk password")
@@ -151,7 +151,7 @@ struct StorytimeKitLiveTests {
         try await Self.withServer { app, url in
             let young = try await app.makeBook("Owl Moon", ages: 2...4)
             let old = try await app.makeBook("Owl Quest", ages: 9...12)
-            try await app.catalogEngine.build(on: app.db)
+            try await app.appServices.catalogEngine.build(on: app.db)
             _ = try await app.makeParent(email: "fam@example.com", password: "fam password", children: ["Ada"])
             let client = StorytimeClient(baseURL: url)
             try await client.signIn(email: "fam@example.com", password: "fam password")

@@ -39,7 +39,7 @@ import VaporTesting
         for book in [frOnly, notUS, worldwide, usLater] {
             try await app.sql.raw("INSERT INTO book_categories (book_id, category_id) VALUES (\(bind: book), \(bind: category))").run()
         }
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         let france = try await app.makeParent(country: "FR")
         let states = try await app.makeParent(country: "US")
 
@@ -147,7 +147,7 @@ import VaporTesting
         try await app.sql.raw("""
             UPDATE books SET publish_at = now() - interval '5 days', unpublish_at = now() + interval '5 days' WHERE id % 23 = 0 AND id % 17 <> 0 AND id % 19 <> 0
             """).run()
-        try await app.catalogEngine.build(on: app.db)
+        try await app.appServices.catalogEngine.build(on: app.db)
         var parents: [Application.ParentFixture] = []
         for country in ["FR", "US", "GB", "DE", "JP"] { parents.append(try await app.makeParent(country: country)) }
         let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }

@@ -77,13 +77,3 @@ struct AccountRemovalDTO: Content {
     let controls: Int
     let devices: Int
 }
-
-extension Application {
-    /// Drops what memory keeps about removed children (answers, play logs).
-    func forget(children: [Int]) {
-        for child in children {
-            childAnswers.forget(child: child)
-            childPlayLogs.forget(child: child)
-        }
-    }
-}

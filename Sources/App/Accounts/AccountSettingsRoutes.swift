@@ -29,7 +29,7 @@ struct AccountSettingsRoutes: RouteCollection {
             try await AccountQueries.mail(.email, parent: parent, to: email, baseURL: base, AccountMail.newEmail, on: sql)
             try await Outbox.enqueue(.emailChangeRequested(to: email), to: account.email, parent: parent, on: sql)
         }
-        req.application.mailDelivery.wake()
+        req.appServices.mailDelivery.wake()
         return try await SignUpRoutes.accepted("Check the new address's mail: the change takes effect once it is confirmed.", req: req)
     }
 
@@ -41,8 +41,8 @@ struct AccountSettingsRoutes: RouteCollection {
         guard let removed = try await req.transaction({ sql in try await AccountQueries.delete(parent: parent, on: sql) }) else {
             throw Problem.unauthorized
         }
-        req.application.forget(children: removed.children)
-        req.application.revokedSessions.note(removed.devices)
+        req.appServices.forget(children: removed.children)
+        req.appServices.revokedSessions.note(removed.devices)
         req.logger.info("account deleted", metadata: ["parent": .stringConvertible(parent), "children": .stringConvertible(removed.children.count)])
         return ItemDTO(data: removed.receipt)
     }

@@ -34,7 +34,7 @@ struct SignUpRoutes: RouteCollection {
         try ParentPassword.requireStrong(password, field: "password", req: req)
         let country = try AccountInput.country(body)
         let zone = try body.string("time_zone", maxLength: 64)
-        guard try await req.application.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
+        guard try await req.appServices.timeZoneNames.isFamilyZone(zone, on: req.sql) else {
             throw Problem.invalidParameter("time_zone", "time_zone must be an IANA time zone name such as Europe/Paris")
         }
         guard try body.string("privacy_notice", maxLength: 40) == PrivacyNotice.version else {
@@ -52,7 +52,7 @@ struct SignUpRoutes: RouteCollection {
                 try await AccountQueries.mail(.reset, parent: owner.id, to: owner.email, baseURL: base, AccountMail.signUpExisting, on: sql)
             }
         }
-        req.application.mailDelivery.wake()
+        req.appServices.mailDelivery.wake()
         return try await Self.accepted("Check your mail: we sent a link to confirm the address.", req: req)
     }
 
@@ -85,7 +85,7 @@ struct SignUpRoutes: RouteCollection {
             guard let account = try await AccountQueries.find(email: email, on: sql), !account.verified else { return }
             try await AccountQueries.mail(.verify, parent: account.id, to: account.email, baseURL: base, AccountMail.verify, on: sql)
         }
-        req.application.mailDelivery.wake()
+        req.appServices.mailDelivery.wake()
         return try await Self.accepted("If this address has an account still to confirm, a new link is on its way.", req: req)
     }
 
@@ -98,7 +98,7 @@ struct SignUpRoutes: RouteCollection {
             guard let account = try await AccountQueries.find(email: email, on: sql) else { return }
             try await AccountQueries.mail(.reset, parent: account.id, to: account.email, baseURL: base, AccountMail.reset, on: sql)
         }
-        req.application.mailDelivery.wake()
+        req.appServices.mailDelivery.wake()
         return try await Self.accepted("If this address has an account, a link to choose a new password is on its way.", req: req)
     }
 
@@ -126,7 +126,7 @@ struct SignUpRoutes: RouteCollection {
                 """).run()
             return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: claim.parent)", on: sql)
         }
-        req.application.revokedSessions.note(revoked)
+        req.appServices.revokedSessions.note(revoked)
     }
 
     static func accepted(_ detail: String, req: Request) async throws -> Response {

@@ -14,6 +14,7 @@ enum AdminPath {
     static let playsReport = path("reports", "plays")
     static let outbox = path("outbox")
     static let rightsCalendar = path("rights", "calendar")
+    static let bookImport = path("books", "import")
     static let batches = path("batches")
     static let ownPassword = path("account", "password")
     /// The console's public files (served beside it, not under it).

@@ -9,7 +9,7 @@ struct DeclarationCheck: LifecycleHandler {
         let command = app.environment.arguments.dropFirst().first
         guard command == nil || command == "serve" || command?.hasPrefix("-") == true else { return }
         do {
-            try await ResourceRegistry.checkSQL(on: app.db.sql(counting: app.queryCounter))
+            try await ResourceRegistry.checkSQL(on: app.db.sql(counting: app.appServices.queryCounter))
         } catch let error as ResourceRegistry.DeclarationError where !DatabaseOutage.matches(error) {
             app.logger.critical("\(error)")
             throw error

@@ -39,7 +39,7 @@ struct AccountController: RouteCollection {
         var zone: String?
         if body.has("time_zone") {
             zone = try body.string("time_zone", maxLength: 64)
-            guard try await req.application.timeZoneNames.isFamilyZone(zone!, on: req.sql) else {
+            guard try await req.appServices.timeZoneNames.isFamilyZone(zone!, on: req.sql) else {
                 throw Problem.invalidParameter("time_zone", "time_zone must be an IANA time zone name such as Europe/Paris")
             }
         }

@@ -36,24 +36,15 @@ final class ParentCountries: Sendable {
     }
 }
 
-extension Application {
-    private struct ParentCountriesKey: StorageKey { typealias Value = ParentCountries }
-    var parentCountries: ParentCountries {
-        if let countries = storage[ParentCountriesKey.self] { return countries }
-        let countries = ParentCountries()
-        storage[ParentCountriesKey.self] = countries
-        return countries
-    }
-}
 
 extension Request {
     /// The signed-in parent's country, as of the catalog state this request read.
     func parentCountry(version: Int) async throws -> String {
-        try await application.parentCountries.country(of: try parentID, version: version, default: application.settings.defaultCountry, on: sql)
+        try await application.appServices.parentCountries.country(of: try parentID, version: version, default: application.settings.defaultCountry, on: sql)
     }
 
     /// The signed-in parent's country (reads the countries version first).
     func parentCountry() async throws -> String {
-        try await parentCountry(version: try await application.catalogCache.current(for: self).countriesVersion)
+        try await parentCountry(version: try await application.appServices.catalogCache.current(for: self).countriesVersion)
     }
 }

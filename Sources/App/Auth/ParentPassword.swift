@@ -15,7 +15,7 @@ enum ParentPassword {
             """).first()
         guard let parent = try row?.decode(column: "id", as: Int.self),
               try await matches(password, hash: try row?.decode(column: "password_hash", as: String.self), req: req) else {
-            req.application.metrics.loginFailed("parent")
+            req.appServices.metrics.loginFailed("parent")
             throw Problem(status: .unauthorized, code: "invalid_credentials", detail: "Email or password is wrong.",
                           headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
         }
@@ -57,7 +57,7 @@ enum ParentPassword {
 
     /// Throws the `422 weak_password` problem naming `field` when `password` may not be a parent's.
     static func requireStrong(_ password: String, field: String, req: Request) throws {
-        if let weakness = weakness(password, common: req.application.commonPasswords) {
+        if let weakness = weakness(password, common: req.appServices.commonPasswords) {
             throw Problem(status: .unprocessableEntity, code: "weak_password", detail: weakness, field: field)
         }
     }
@@ -86,12 +86,3 @@ struct CommonPasswords: Sendable {
     func contains(_ password: String) -> Bool { words.contains(password.lowercased()) }
 }
 
-extension Application {
-    private struct CommonPasswordsKey: StorageKey { typealias Value = CommonPasswords }
-    var commonPasswords: CommonPasswords {
-        if let words = storage[CommonPasswordsKey.self] { return words }
-        let words = CommonPasswords(directory: directory.workingDirectory)
-        storage[CommonPasswordsKey.self] = words
-        return words
-    }
-}

@@ -56,7 +56,7 @@ struct ParentAuthMiddleware: Middleware {
         guard let bearer = request.headers.bearerToken else {
             return request.eventLoop.makeFailedFuture(Problem.unauthorized)
         }
-        let verified = request.application.verifiedTokens
+        let verified = request.application.appServices.verifiedTokens
         if let token = verified.token(bearer, at: Date()) {
             return request.requireLiveSession(token).flatMap {
                 request.auth.login(token)

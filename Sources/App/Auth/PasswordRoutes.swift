@@ -28,7 +28,7 @@ struct PasswordRoutes: RouteCollection {
                 """).run()
             return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: parent) AND d.id <> \(bind: device)", on: sql)
         }
-        req.application.revokedSessions.note(revoked)
+        req.appServices.revokedSessions.note(revoked)
         return .noContent
     }
 }

@@ -30,12 +30,3 @@ final class VerifiedTokens: Sendable {
     }
 }
 
-extension Application {
-    private struct VerifiedTokensKey: StorageKey { typealias Value = VerifiedTokens }
-    var verifiedTokens: VerifiedTokens {
-        if let tokens = storage[VerifiedTokensKey.self] { return tokens }
-        let tokens = VerifiedTokens()
-        storage[VerifiedTokensKey.self] = tokens
-        return tokens
-    }
-}

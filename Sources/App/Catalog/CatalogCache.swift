@@ -49,7 +49,7 @@ final class CatalogCache: Sendable {
     /// (`BatchedRead`: concurrent requests share one statement).
     func current(for req: Request) -> EventLoopFuture<Reading> {
         let app = req.application
-        let engineServes = app.settings.catalogEngine && app.catalogEngine.isReady
+        let engineServes = app.settings.catalogEngine && app.appServices.catalogEngine.isReady
         return reads.value(for: engineServes, on: req).flatMapThrowing { reading in
             guard let reading else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
             self.adopt(reading.generation)
@@ -124,12 +124,3 @@ final class CatalogCache: Sendable {
     }
 }
 
-extension Application {
-    private struct CatalogCacheKey: StorageKey { typealias Value = CatalogCache }
-    var catalogCache: CatalogCache {
-        if let cache = storage[CatalogCacheKey.self] { return cache }
-        let cache = CatalogCache()
-        storage[CatalogCacheKey.self] = cache
-        return cache
-    }
-}

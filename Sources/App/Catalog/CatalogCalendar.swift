@@ -23,16 +23,9 @@ struct CatalogCalendarController: RouteCollection {
         struct Publisher: Content { let id: Int; let name: String }
         let id: Int
         let title: String
-        let coverImageUrl: String?
-        let publisher: Publisher?
+        @ExplicitNull var coverImageUrl: String?
+        @ExplicitNull var publisher: Publisher?
 
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(title, forKey: .title)
-            try container.encode(coverImageUrl, forKey: .coverImageUrl)
-            try container.encode(publisher, forKey: .publisher)
-        }
     }
 
     struct DayDTO: Content {
@@ -53,7 +46,7 @@ struct CatalogCalendarController: RouteCollection {
     /// The filters every calendar query shares.
     struct Scope {
         let zone: String
-        let child: Int?
+        @ExplicitNull var child: Int?
         /// Only windows that apply in the caller's country count.
         let country: String
 
@@ -61,7 +54,7 @@ struct CatalogCalendarController: RouteCollection {
             zone = try await req.timeZone(query)
             country = try await req.parentCountry()
             if let child = try query.integer("child_id", in: 1...Int(Int32.max), what: "a positive integer") {
-                self.child = try await req.requireOwnChild(child)
+                self.child = try await req.ownedChild(child).id
             } else {
                 child = nil
             }
@@ -104,8 +97,8 @@ struct CatalogCalendarController: RouteCollection {
             monthText = try await req.sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: scope.zone), 'YYYY-MM') AS m").first()!.decode(column: "m", as: String.self)
         }
         let key = "calendar|\(monthText)|\(scope.zone)|\(scope.country)"
-        let generation = scope.child == nil ? try await req.application.catalogCache.current(for: req).generation : nil
-        if let generation, let hit = req.application.catalogCache.entry(key, in: generation) { return jsonResponse(hit.body) }
+        let generation = scope.child == nil ? try await req.appServices.catalogCache.current(for: req).generation : nil
+        if let generation, let hit = req.appServices.catalogCache.entry(key, in: generation) { return Response.json(hit.body) }
 
         // The grid starts on the Monday on or before the 1st.
         let grid = try await req.sql.raw("""
@@ -150,9 +143,9 @@ struct CatalogCalendarController: RouteCollection {
             return DayDTO(date: day, inMonth: day.hasPrefix(monthText), arrivingCount: counts[day]?.arriving ?? 0,
                           leavingCount: counts[day]?.leaving ?? 0, arriving: books[day]?.arriving ?? [], leaving: books[day]?.leaving ?? [])
         }
-        let body = try encode(ItemDTO(data: MonthDTO(month: monthText, timeZone: scope.zone, days: days)))
-        if let generation { req.application.catalogCache.store(.init(body: body, totalCount: 0, etag: nil), for: key, in: generation) }
-        return jsonResponse(body)
+        let body = try ByteBuffer.json(ItemDTO(data: MonthDTO(month: monthText, timeZone: scope.zone, days: days)))
+        if let generation { req.appServices.catalogCache.store(.init(body: body, totalCount: 0, etag: nil), for: key, in: generation) }
+        return Response.json(body)
     }
 
     /// One day's arrivals or departures in full, as book objects, by title.
@@ -176,6 +169,6 @@ struct CatalogCalendarController: RouteCollection {
                  ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
                 """).all().map(BookDTO.init(row:))
         }
-        return try paged(items, page: page, total: total, query: query, req: req)
+        return try Response.page(items, page: page, total: total, query: query, req: req)
     }
 }

@@ -187,6 +187,13 @@ struct CatalogQueries {
     }
 
     /// `ORDER BY` keys of the inner query, named through its alias.
+    /// Every category, in the picker's order.
+    func categories() async throws -> [CategoryDTO] {
+        try await sql.raw("""
+            SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
+            """).all(decoding: CategoryDTO.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
     private func qualified(_ order: String, with alias: String) -> String {
         order.split(separator: ",").map { "\(alias)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
     }

@@ -6,16 +6,10 @@ import Vapor
 struct ChildDTO: Content {
     let id: Int
     let name: String
-    let birthYear: Int?
-    let avatar: String?
+    @ExplicitNull var birthYear: Int?
+    @ExplicitNull var avatar: String?
     let libraryCount: Int
 
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id); try c.encode(name, forKey: .name)
-        try c.encode(birthYear, forKey: .birthYear); try c.encode(avatar, forKey: .avatar)
-        try c.encode(libraryCount, forKey: .libraryCount)
-    }
 }
 
 /// What removing a child removed, row counts by kind (the receipt of `DELETE /children/:id`).

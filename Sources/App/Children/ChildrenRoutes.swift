@@ -4,13 +4,16 @@ import Vapor
 
 /// A parent's children, managed from the app: `GET`/`POST /children`, `PATCH`/`DELETE
 /// /children/:child_id`. Another parent's child is a 404, like a missing one.
-struct ChildrenRoutes: RouteCollection {
+struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        let children = routes.grouped(ParentAuthMiddleware()).grouped("children")
+        let children = routes.grouped("children")
         children.get(use: list)
         children.on(.POST, body: .collect(maxSize: "16kb"), use: add)
-        children.on(.PATCH, ":child_id", body: .collect(maxSize: "16kb"), use: update)
-        children.delete(":child_id", use: remove)
+    }
+
+    func boot(child: any RoutesBuilder) throws {
+        child.on(.PATCH, body: .collect(maxSize: "16kb"), use: update)
+        child.delete(use: remove)
     }
 
     @Sendable
@@ -37,7 +40,7 @@ struct ChildrenRoutes: RouteCollection {
     /// Fields left out keep their value; `null` clears the birth year or the avatar.
     @Sendable
     func update(req: Request) async throws -> Response {
-        let child = try req.pathID("child_id", missing: "No such child.")
+        let child = try req.child.id
         let body = try JSONBody(req)
         var values: [(column: String, value: (any Encodable & Sendable)?)] = []
         if body.has("name") { values.append(("name", try Self.name(body))) }
@@ -52,13 +55,13 @@ struct ChildrenRoutes: RouteCollection {
     /// answer is a receipt of what was removed.
     @Sendable
     func remove(req: Request) async throws -> ItemDTO<RemovalReceiptDTO> {
-        let child = try req.pathID("child_id", missing: "No such child.")
+        let child = try req.child.id
         let parent = try req.parentID
         guard let receipt = try await req.transaction({ sql in try await ChildrenQueries.remove(child: child, parent: parent, on: sql) }) else {
             throw Problem.notFound("No such child.")
         }
-        req.application.childAnswers.forget(child: child)
-        req.application.childPlayLogs.forget(child: child)
+        req.appServices.childAnswers.forget(child: child)
+        req.appServices.childPlayLogs.forget(child: child)
         return ItemDTO(data: receipt)
     }
 

@@ -15,8 +15,8 @@ struct StaffCreateCommand: StorytimeCommand {
     var help: String { "Creates a staff user of the admin console (role defaults to editor)." }
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
-        let email = try validateEmail(arguments.required("email"))
-        let password = try validatePassword(arguments.required("password"))
+        let email = try CommandInput.email(arguments.required("email"))
+        let password = try CommandInput.password(arguments.required("password"))
         let roleText = try arguments.single("role") ?? StaffRole.editor.rawValue
         guard let role = StaffRole(rawValue: roleText) else {
             throw Abort(.badRequest, reason: "--role must be admin, editor or viewer")
@@ -45,8 +45,8 @@ struct ParentCreateCommand: StorytimeCommand {
     }
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
-        let email = try validateEmail(arguments.required("email"))
-        let password = try validatePassword(arguments.required("password"))
+        let email = try CommandInput.email(arguments.required("email"))
+        let password = try CommandInput.password(arguments.required("password"))
         let children = arguments.all("child").map { $0.trimmingCharacters(in: .whitespaces) }
         guard children.allSatisfy({ !$0.isEmpty && $0.count <= 100 }) else {
             throw Abort(.badRequest, reason: "--child needs a name of 1 to 100 characters")
@@ -54,7 +54,7 @@ struct ParentCreateCommand: StorytimeCommand {
         let zone = try arguments.single("time-zone") ?? "UTC"
         let country = try Self.country(try arguments.single("country") ?? context.application.settings.defaultCountry)
         let hash = try context.application.password.hash(password)
-        let zones = context.application.timeZoneNames
+        let zones = context.application.appServices.timeZoneNames
         let id = try await context.withDatabase { sql in
             guard try await zones.isFamilyZone(zone, on: sql) else {
                 throw Abort(.badRequest, reason: "--time-zone must be an IANA time zone name such as Europe/Paris")
@@ -82,7 +82,7 @@ struct UnlockCommand: StorytimeCommand {
     var help: String { "Clears the failed sign-ins counted for an email, so it may sign in again now." }
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
-        let email = try validateEmail(arguments.required("email"))
+        let email = try CommandInput.email(arguments.required("email"))
         try await context.withDatabase { sql in try await LoginThrottle.clear(kind, email: email, on: sql) }
         context.console.print("Cleared failed sign-ins of \(kind.rawValue) \(email).")
     }

@@ -55,24 +55,27 @@ extension CommandContext {
     /// A direct database connection as SQL, for the length of `body`.
     func withDatabase<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
         let app = application
-        return try await withDirectConnection(url: app.settings.databaseURL, logger: app.logger) { connection in
+        return try await DirectConnection.open(url: app.settings.databaseURL, logger: app.logger) { connection in
             try await body(connection.sql())
         }
     }
 }
 
-/// Checks an email address enough to catch typos; the database checks it again.
-func validateEmail(_ email: String) throws -> String {
-    let trimmed = email.trimmingCharacters(in: .whitespaces)
-    let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-    guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !trimmed.contains(" "), trimmed.count <= 320 else {
-        throw Abort(.badRequest, reason: "'\(email)' is not an email address")
+/// Checks of command-line values.
+enum CommandInput {
+    /// Checks an email address enough to catch typos; the database checks it again.
+    static func email(_ email: String) throws -> String {
+        let trimmed = email.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !trimmed.contains(" "), trimmed.count <= 320 else {
+            throw Abort(.badRequest, reason: "'\(email)' is not an email address")
+        }
+        return trimmed
     }
-    return trimmed
-}
 
-func validatePassword(_ password: String) throws -> String {
-    guard password.count >= 8 else { throw Abort(.badRequest, reason: "password must be at least 8 characters") }
-    guard password.utf8.count <= 72 else { throw Abort(.badRequest, reason: "password must be at most 72 bytes (bcrypt's limit)") }
-    return password
+    static func password(_ password: String) throws -> String {
+        guard password.count >= 8 else { throw Abort(.badRequest, reason: "password must be at least 8 characters") }
+        guard password.utf8.count <= 72 else { throw Abort(.badRequest, reason: "password must be at most 72 bytes (bcrypt's limit)") }
+        return password
+    }
 }

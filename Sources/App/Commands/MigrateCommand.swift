@@ -10,7 +10,7 @@ struct MigrateCommand: StorytimeCommand {
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
         let app = context.application
         let migrator = Migrator(directory: app.directory.workingDirectory + "migrations")
-        let applied = try await withDirectConnection(url: app.settings.databaseURL, logger: app.logger) { connection in
+        let applied = try await DirectConnection.open(url: app.settings.databaseURL, logger: app.logger) { connection in
             try await migrator.migrate(on: connection, logger: app.logger)
         }
         context.console.print(applied.isEmpty

@@ -4,17 +4,20 @@ import PostgresNIO
 
 /// One dedicated connection, outside the pool: for commands and for the migrator, which needs
 /// its advisory lock and its transactions on one session.
-func withDirectConnection<T>(url: String, logger: Logger,
-                             _ body: (PostgresConnection) async throws -> T) async throws -> T {
-    var configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
-    configuration.options.connectTimeout = .seconds(5)
-    let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    do {
-        let result = try await body(connection)
-        try await connection.close()
-        return result
-    } catch {
-        try? await connection.close()
-        throw error
+enum DirectConnection {
+    /// Runs `body` on a new connection to `url`, closed afterwards whatever happens.
+    static func open<T>(url: String, logger: Logger,
+                        _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
+        configuration.options.connectTimeout = .seconds(5)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            let result = try await body(connection)
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 }

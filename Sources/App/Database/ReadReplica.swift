@@ -14,17 +14,17 @@ extension Request {
     /// skipped, never read. One small statement on the replica (`catalog_state`) decides.
     func catalogSQL(atLeast version: Int) async -> any SQLDatabase {
         guard application.settings.databaseReadURL != nil else { return sql }
-        let replica = db(.psqlRead).sql(counting: application.queryCounter)
+        let replica = db(.psqlRead).sql(counting: application.appServices.queryCounter)
         do {
             let replayed = try await replica.raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? -1
             if replayed >= version {
-                application.metrics.catalogRead(from: "replica")
+                application.appServices.metrics.catalogRead(from: "replica")
                 return replica
             }
         } catch {
             logger.warning("read replica unavailable; reading the primary", metadata: ["error": .string(String(describing: error))])
         }
-        application.metrics.catalogRead(from: "primary")
+        application.appServices.metrics.catalogRead(from: "primary")
         return sql
     }
 }

@@ -40,15 +40,6 @@ struct CountingSQLDatabase: SQLDatabase {
     }
 }
 
-extension Application {
-    private struct QueryCounterKey: StorageKey { typealias Value = QueryCounter }
-    var queryCounter: QueryCounter {
-        if let counter = storage[QueryCounterKey.self] { return counter }
-        let counter = QueryCounter()
-        storage[QueryCounterKey.self] = counter
-        return counter
-    }
-}
 
 extension Database {
     /// This Fluent database as SQL, counted.
@@ -59,11 +50,11 @@ extension Database {
 
 extension Request {
     /// The request's database as SQL (counted).
-    var sql: any SQLDatabase { db.sql(counting: application.queryCounter) }
+    var sql: any SQLDatabase { db.sql(counting: application.appServices.queryCounter) }
 
     /// Runs `work` in one transaction: everything it writes lands, or nothing does.
     func transaction<T: Sendable>(_ work: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        let counter = application.queryCounter
+        let counter = application.appServices.queryCounter
         return try await db.transaction { db in try await work(db.sql(counting: counter)) }
     }
 }

@@ -54,26 +54,4 @@ struct ChildControls: Sendable, Equatable {
         timeZone = try row.decode(column: "time_zone", as: String.self)
         updatedAt = try row.decode(column: "updated_at", as: Date?.self)
     }
-
-    /// The controls of `child` when it is `parent`'s (nil otherwise), with the child's library
-    /// when `withLibrary` and the controls are approved-only.
-    static func load(child: Int, parent: Int, withLibrary: Bool = false, on sql: any SQLDatabase) async throws -> (controls: ChildControls, library: [Int]?)? {
-        let library: SQLQueryString = withLibrary
-            ? "CASE WHEN cc.approved_only THEN ARRAY(SELECT le.book_id FROM library_entries le WHERE le.child_id = c.id) END AS library"
-            : "NULL::bigint[] AS library"
-        guard let row = try await sql.raw("""
-            SELECT \(columns), \(library) FROM children c \(joins) WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent)
-            """).first() else { return nil }
-        return (try ChildControls(row: row), try row.decode(column: "library", as: [Int]?.self))
-    }
-}
-
-extension Request {
-    /// The controls of one of the caller's children, or the same 404 as for an unknown child.
-    func ownChildControls(_ child: Int, withLibrary: Bool = false) async throws -> (controls: ChildControls, library: [Int]?) {
-        guard let found = try await ChildControls.load(child: child, parent: try parentID, withLibrary: withLibrary, on: sql) else {
-            throw Problem.notFound("No such child.")
-        }
-        return found
-    }
 }

@@ -4,9 +4,8 @@ import SQLKit
 import Vapor
 
 /// `GET/PUT /api/v1/children/:child_id/controls` and `GET /api/v1/children/:child_id/today`.
-struct ControlsController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let child = routes.grouped(ParentAuthMiddleware()).grouped("children", ":child_id")
+struct ControlsController: ChildRouteCollection {
+    func boot(child: any RoutesBuilder) throws {
         child.get("controls", use: show)
         child.put("controls", use: update)
         child.get("today", use: today)
@@ -15,15 +14,15 @@ struct ControlsController: RouteCollection {
     struct ControlsDTO: Content, Equatable {
         struct BedtimeDTO: Content, Equatable { let start: String; let end: String }
         let childId: Int
-        let maxAge: Int?
+        @ExplicitNull var maxAge: Int?
         let approvedOnly: Bool
         let blockedCategories: [Int]
         let blockedPublishers: [Int]
         let blockedBooks: [Int]
-        let dailyMinutes: Int?
-        let bedtime: BedtimeDTO?
+        @ExplicitNull var dailyMinutes: Int?
+        @ExplicitNull var bedtime: BedtimeDTO?
         let timeZone: String
-        let updatedAt: Date?
+        @ExplicitNull var updatedAt: Date?
 
         init(child: Int, _ c: ChildControls) {
             childId = child; maxAge = c.maxAge; approvedOnly = c.approvedOnly
@@ -32,29 +31,21 @@ struct ControlsController: RouteCollection {
             timeZone = c.timeZone; updatedAt = c.updatedAt
         }
 
-        /// Absent values are written as `null`, never left out.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(childId, forKey: .childId); try c.encode(maxAge, forKey: .maxAge); try c.encode(approvedOnly, forKey: .approvedOnly)
-            try c.encode(blockedCategories, forKey: .blockedCategories); try c.encode(blockedPublishers, forKey: .blockedPublishers)
-            try c.encode(blockedBooks, forKey: .blockedBooks); try c.encode(dailyMinutes, forKey: .dailyMinutes)
-            try c.encode(bedtime, forKey: .bedtime); try c.encode(timeZone, forKey: .timeZone); try c.encode(updatedAt, forKey: .updatedAt)
-        }
     }
 
     @Sendable
     func show(req: Request) async throws -> ItemDTO<ControlsDTO> {
-        let child = try req.pathID("child_id", missing: "No such child.")
-        return ItemDTO(data: ControlsDTO(child: child, try await req.ownChildControls(child).controls))
+        let child = try req.child
+        return ItemDTO(data: ControlsDTO(child: child.id, child.controls))
     }
 
     /// Fields left out keep their value; `null` clears one (no limit). Every id must exist.
     /// The change and its audit row are one transaction.
     @Sendable
     func update(req: Request) async throws -> ItemDTO<ControlsDTO> {
-        let child = try req.pathID("child_id", missing: "No such child.")
+        let child = try req.child.id
         let body = try JSONBody(req)
-        let before = try await req.ownChildControls(child).controls
+        let before = try req.child.controls
         let after = try Self.applying(body, to: before)
         try await Self.requireKnownIDs(after, on: req.sql)
         let parent = try req.parentID
@@ -87,7 +78,7 @@ struct ControlsController: RouteCollection {
     }
 
     private static func json(_ child: Int, _ controls: ChildControls) throws -> String {
-        String(buffer: try encode(ControlsDTO(child: child, controls)))
+        String(buffer: try ByteBuffer.json(ControlsDTO(child: child, controls)))
     }
 
     /// `controls` with the body's fields applied, each validated with its field named.
@@ -137,34 +128,25 @@ struct ControlsController: RouteCollection {
         let childId: Int
         let date: String
         let timeZone: String
-        let dailyMinutes: Int?
+        @ExplicitNull var dailyMinutes: Int?
         let minutesUsed: Int
-        let minutesLeft: Int?
-        let bedtime: ControlsDTO.BedtimeDTO?
+        @ExplicitNull var minutesLeft: Int?
+        @ExplicitNull var bedtime: ControlsDTO.BedtimeDTO?
         let inBedtime: Bool
-        let nextBedtimeStart: Date?
-        let nextBedtimeEnd: Date?
+        @ExplicitNull var nextBedtimeStart: Date?
+        @ExplicitNull var nextBedtimeEnd: Date?
         let canPlay: Bool
-        let blockedReason: String?
-        let nextAllowedAt: Date?
+        @ExplicitNull var blockedReason: String?
+        @ExplicitNull var nextAllowedAt: Date?
 
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(childId, forKey: .childId); try c.encode(date, forKey: .date); try c.encode(timeZone, forKey: .timeZone)
-            try c.encode(dailyMinutes, forKey: .dailyMinutes); try c.encode(minutesUsed, forKey: .minutesUsed)
-            try c.encode(minutesLeft, forKey: .minutesLeft); try c.encode(bedtime, forKey: .bedtime); try c.encode(inBedtime, forKey: .inBedtime)
-            try c.encode(nextBedtimeStart, forKey: .nextBedtimeStart); try c.encode(nextBedtimeEnd, forKey: .nextBedtimeEnd)
-            try c.encode(canPlay, forKey: .canPlay); try c.encode(blockedReason, forKey: .blockedReason)
-            try c.encode(nextAllowedAt, forKey: .nextAllowedAt)
-        }
     }
 
     /// Today in the parent's zone: minutes used and left, the bedtime now or next, and whether a
     /// play would be allowed now (the same verdict `POST …/plays` applies).
     @Sendable
     func today(req: Request) async throws -> ItemDTO<TodayDTO> {
-        let child = try req.pathID("child_id", missing: "No such child.")
-        let controls = try await req.ownChildControls(child).controls
+        let child = try req.child.id
+        let controls = try req.child.controls
         let now = Date()
         let clock = controls.clock
         let day = clock.day(containing: now)

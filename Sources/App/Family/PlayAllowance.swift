@@ -34,12 +34,10 @@ enum PlayAllowance {
     /// allowed (or the book is not in the child's library: the play's own 404 follows). Run it in
     /// the transaction that stores the play, after `lockChild`, so concurrent plays are judged one
     /// after another, each seeing the minutes of those before it.
-    static func requireAllowed(child: Int, book: Int, req: Request, on sql: any SQLDatabase) async throws {
-        // On the transaction's connection: a second one from the pool while holding the child's
-        // lock would let concurrent plays exhaust the pool and wait on each other.
-        guard let controls = try await ChildControls.load(child: child, parent: try req.parentID, on: sql)?.controls else {
-            throw Problem.notFound("No such child.")
-        }
+    /// `controls` are the child's as the request found them (`req.child`); the minutes used are
+    /// read under the lock, on the transaction's connection (a second one from the pool while
+    /// holding the child's lock would let concurrent plays exhaust the pool and wait on each other).
+    static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase) async throws {
         let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
             || !controls.blockedCategories.isEmpty
         guard hasBlocks || controls.bedtime != nil || controls.dailyMinutes != nil else { return }

@@ -171,7 +171,7 @@ final class ChildPlayLogs: Sendable {
         if let pending, let log = try await pending.value, log.covers(child) { return log }
         let task = state.withLockedValue { state -> Task<LoadedPlayLog?, any Error> in
             if let loading = state.entries[child.id]?.loading, loading != pending { return loading }
-            let counter = app.queryCounter, db = app.db
+            let counter = app.appServices.queryCounter, db = app.db
             let previous = state.entries[child.id]?.log
             let task = Task { try await LoadedPlayLog.read(child: child.id, limit: Self.perChildLimit, previous: previous, on: db, counter: counter) }
             state.entries[child.id, default: Entry(lastUse: state.clock)].loading = task
@@ -203,13 +203,3 @@ final class ChildPlayLogs: Sendable {
     }
 }
 
-extension Application {
-    private struct ChildPlayLogsKey: StorageKey { typealias Value = ChildPlayLogs }
-
-    var childPlayLogs: ChildPlayLogs {
-        if let logs = storage[ChildPlayLogsKey.self] { return logs }
-        let logs = ChildPlayLogs()
-        storage[ChildPlayLogsKey.self] = logs
-        return logs
-    }
-}

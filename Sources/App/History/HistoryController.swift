@@ -4,9 +4,8 @@ import Vapor
 
 /// A child's viewing history: every play, newest first, with rewatches marked; unmarking one play
 /// or all of a book's; and "continue watching". Another parent's child is a 404 throughout.
-struct HistoryController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let child = routes.grouped(ParentAuthMiddleware()).grouped("children", ":child_id")
+struct HistoryController: ChildRouteCollection {
+    func boot(child: any RoutesBuilder) throws {
         child.get("history", use: list)
         child.get("history", "export", use: export)
         child.delete("history", ":play_id", use: removePlay)
@@ -29,17 +28,17 @@ struct HistoryController: RouteCollection {
     /// play log in memory (`ChildPlayLogs`); with dates, or for a child too large for it, in SQL.
     @Sendable
     func list(req: Request) async throws -> Response {
-        let child = try await req.ownedChildState()
+        let child = try req.child
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
         let filter = try await HistoryFilter(query, req: req)
         return try await req.childAnswer(child, route: "history") {
-            let (items, total) = if !filter.hasDates, let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
+            let (items, total) = if !filter.hasDates, let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
                 try Self.page(of: loaded, book: filter.bookID, page: page)
             } else {
                 try await Self.pageInSQL(child: child, filter: filter, page: page, sql: req.sql)
             }
-            return (try paged(items, page: page, total: total, query: query, req: req), nil)
+            return (try Response.page(items, page: page, total: total, query: query, req: req), nil)
         }
     }
 
@@ -83,13 +82,13 @@ struct HistoryController: RouteCollection {
 
     @Sendable
     func export(req: Request) async throws -> Response {
-        try await HistoryExport.respond(req: req, child: try await req.ownedChildID())
+        try await HistoryExport.respond(req: req, child: try req.child.id)
     }
 
     /// Unmarks one play; the library entry's last_played_at becomes the latest play left (or null).
     @Sendable
     func removePlay(req: Request) async throws -> HTTPStatus {
-        let childID = try await req.ownedChildID()
+        let childID = try req.child.id
         let playID = try req.pathID("play_id", missing: "No such play in this child's history.")
         let removed = try await req.transaction { sql in
             let rows = try await sql.raw("DELETE FROM plays WHERE id = \(bind: playID) AND child_id = \(bind: childID) RETURNING book_id").all()
@@ -105,7 +104,7 @@ struct HistoryController: RouteCollection {
     /// entry stays, its last_played_at cleared. Idempotent: nothing to remove is still a 204.
     @Sendable
     func removeBook(req: Request) async throws -> HTTPStatus {
-        let childID = try await req.ownedChildID()
+        let childID = try req.child.id
         let query = QueryParameters(query: req.url.query)
         guard let bookID = try query.integer("book_id", in: 1...Int(Int32.max), what: "a positive integer") else {
             throw Problem.invalidParameter("book_id", "book_id is required: the book whose viewing data to remove")
@@ -129,7 +128,7 @@ struct HistoryController: RouteCollection {
         let book: BookDTO
         let positionSeconds: Int
         let lastPlayedAt: Date
-        let progress: Double?
+        @ExplicitNull var progress: Double?
 
         func encode(to encoder: any Encoder) throws {
             try book.encode(to: encoder)
@@ -155,7 +154,7 @@ struct HistoryController: RouteCollection {
     /// only. Kept in `ChildAnswers` until the child's state changes or a shown book's rights do.
     @Sendable
     func continueWatching(req: Request) async throws -> Response {
-        let child = try await req.ownedChildState()
+        let child = try req.child
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
         let country = req.country(of: child)
@@ -191,7 +190,7 @@ struct HistoryController: RouteCollection {
                             lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
                             progress: try row.decode(column: "progress", as: Double?.self))
             }
-            return (try paged(items, page: page, total: total, query: query, req: req), [try nextRightsChange(of: rows), nextLive].compactMap { $0 }.min())
+            return (try Response.page(items, page: page, total: total, query: query, req: req), [try BookSQL.nextRightsChange(of: rows), nextLive].compactMap { $0 }.min())
         }
     }
 }
@@ -200,8 +199,8 @@ struct HistoryController: RouteCollection {
 struct BookRefDTO: Content, Equatable {
     let id: Int
     let title: String
-    let coverImageUrl: String?
-    let durationSeconds: Int?
+    @ExplicitNull var coverImageUrl: String?
+    @ExplicitNull var durationSeconds: Int?
 
     /// For `books b` with its video asset `v` LEFT JOINed.
     static let columns: SQLQueryString = """
@@ -215,50 +214,4 @@ struct BookRefDTO: Content, Equatable {
         durationSeconds = try row.decode(column: "duration_seconds", as: Int?.self)
     }
 
-    /// Absent values are written as `null`, never left out.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(title, forKey: .title)
-        try container.encode(coverImageUrl, forKey: .coverImageUrl)
-        try container.encode(durationSeconds, forKey: .durationSeconds)
-    }
-}
-
-/// `from`, `to` and `book_id` of the history: `from` ≤ played_at < `to`. A bound is an RFC 3339
-/// date-time or a date (`to` as a date includes that whole day), days in `tz` (default UTC).
-struct HistoryFilter {
-    var from: SQLQueryString?
-    var to: SQLQueryString?
-    var bookID: Int?
-
-    /// Only a book (no dates).
-    init(bookID: Int?) { self.bookID = bookID }
-
-    init(_ query: QueryParameters, req: Request) async throws {
-        let zone = try await req.timeZone(query)
-        from = try Self.bound(query, "from", zone: zone, nextDay: false)
-        to = try Self.bound(query, "to", zone: zone, nextDay: true)
-        bookID = try query.integer("book_id", in: 1...Int(Int32.max), what: "a positive integer")
-    }
-
-    private static func bound(_ query: QueryParameters, _ name: String, zone: String, nextDay: Bool) throws -> SQLQueryString? {
-        guard let text = try query.value(name) else { return nil }
-        if let instant = Instants.dateTime(text) { return "\(bind: instant)" }
-        guard Instants.day(text) != nil else {
-            throw Problem.invalidParameter(name, "\(name) must be an RFC 3339 date-time or a date YYYY-MM-DD")
-        }
-        return "((\(bind: text)::date + \(literal: nextDay ? 1 : 0))::timestamp AT TIME ZONE \(bind: zone))"
-    }
-
-    var isEmpty: Bool { from == nil && to == nil && bookID == nil }
-    var hasDates: Bool { from != nil || to != nil }
-
-    func condition(child: Int) -> SQLQueryString {
-        var sql: SQLQueryString = "p.child_id = \(bind: child)"
-        if let from { sql += " AND p.played_at >= " + from }
-        if let to { sql += " AND p.played_at < " + to }
-        if let bookID { sql += " AND p.book_id = \(bind: bookID)" }
-        return sql
-    }
 }

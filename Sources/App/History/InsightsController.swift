@@ -13,9 +13,9 @@ import Vapor
 /// - `week` is today and the 6 days before, `month` today and the 29 before, `all` from the first
 ///   play; the series has one entry per day of that period;
 /// - streaks count over all time (`Streaks`), whatever the period.
-struct InsightsController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        routes.grouped(ParentAuthMiddleware()).get("children", ":child_id", "stats", use: stats)
+struct InsightsController: ChildRouteCollection {
+    func boot(child: any RoutesBuilder) throws {
+        child.get("stats", use: stats)
     }
 
     enum Period: String, CaseIterable { case week, month, all }
@@ -32,28 +32,14 @@ struct InsightsController: RouteCollection {
         let completionPercentage: Double
         let plays: Int
         let rewatches: Int
-        let averagePlaysPerCompletedBook: Double?
-        let favouriteCategory: Category?
-        let mostActiveMonth: String?
+        @ExplicitNull var averagePlaysPerCompletedBook: Double?
+        @ExplicitNull var favouriteCategory: Category?
+        @ExplicitNull var mostActiveMonth: String?
         let minutesWatched: Int
         let currentStreak: Int
         let longestStreak: Int
         let series: [Day]
 
-        /// Absent values are written as `null`, never left out.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(period, forKey: .period); try c.encode(timeZone, forKey: .timeZone)
-            try c.encode(from, forKey: .from); try c.encode(to, forKey: .to)
-            try c.encode(booksCompleted, forKey: .booksCompleted); try c.encode(booksNotCompleted, forKey: .booksNotCompleted)
-            try c.encode(completionPercentage, forKey: .completionPercentage)
-            try c.encode(plays, forKey: .plays); try c.encode(rewatches, forKey: .rewatches)
-            try c.encode(averagePlaysPerCompletedBook, forKey: .averagePlaysPerCompletedBook)
-            try c.encode(favouriteCategory, forKey: .favouriteCategory); try c.encode(mostActiveMonth, forKey: .mostActiveMonth)
-            try c.encode(minutesWatched, forKey: .minutesWatched)
-            try c.encode(currentStreak, forKey: .currentStreak); try c.encode(longestStreak, forKey: .longestStreak)
-            try c.encode(series, forKey: .series)
-        }
     }
 
     /// Statistics are kept per child, period, zone and day (`ChildAnswers`) until the child's
@@ -63,19 +49,19 @@ struct InsightsController: RouteCollection {
     /// child's play log in memory (`ChildPlayLogs`), or in SQL for a child too large for it.
     @Sendable
     func stats(req: Request) async throws -> Response {
-        let child = try await req.ownedChildState()
+        let child = try req.child
         let query = QueryParameters(query: req.url.query)
         let period = try query.choice("period", as: Period.self, allowed: Period.allCases) ?? .all
         let zone = try await req.timeZone(query)
         let key = { (day: String) in "stats|\(child.id)|\(period.rawValue)|\(zone)|\(day)" }
-        return try await req.application.childAnswers.answer(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint, on: req.eventLoop) {
+        return try await req.appServices.childAnswers.answer(for: key(Instants.today(in: zone)), fingerprint: child.fingerprint, on: req.eventLoop) {
             let stats: StatsDTO
-            if let timeZone = TimeZone(identifier: zone), let loaded = try await req.application.childPlayLogs.log(for: child, app: req.application) {
+            if let timeZone = TimeZone(identifier: zone), let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
                 stats = Self.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
             } else {
                 stats = try await Self.statisticsInSQL(child: child.id, period: period, zone: zone, sql: req.sql)
             }
-            return (jsonResponse(try encode(ItemDTO(data: stats))), key(stats.to), nil)
+            return (Response.json(try ByteBuffer.json(ItemDTO(data: stats))), key(stats.to), nil)
         }
     }
 

@@ -24,22 +24,12 @@ final class TimeZoneNames: Sendable {
     }
 }
 
-private struct TimeZoneNamesKey: StorageKey { typealias Value = TimeZoneNames }
-
-extension Application {
-    var timeZoneNames: TimeZoneNames {
-        if let names = storage[TimeZoneNamesKey.self] { return names }
-        let names = TimeZoneNames()
-        storage[TimeZoneNamesKey.self] = names
-        return names
-    }
-}
 
 extension Request {
     /// The `tz` query parameter (an IANA name PostgreSQL knows), UTC when absent.
     func timeZone(_ query: QueryParameters) async throws -> String {
         guard let name = try query.value("tz") else { return "UTC" }
-        guard name.utf8.count <= 64, try await application.timeZoneNames.contains(name, on: sql) else {
+        guard name.utf8.count <= 64, try await application.appServices.timeZoneNames.contains(name, on: sql) else {
             throw Problem.invalidParameter("tz", "tz must be an IANA time zone name such as Europe/Paris")
         }
         return name

@@ -3,38 +3,12 @@ import SQLKit
 import Vapor
 
 extension Request {
-    /// The path's `:child_id` when it names one of the caller's children. Anything else — not a
-    /// number, unknown, another parent's — is the same 404.
-    func ownedChildID() async throws -> Int {
-        guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such child.") }
-        return try await requireOwnChild(id)
-    }
-
-    /// `id` when it names one of the caller's children; otherwise the 404 `missing` describes.
-    @discardableResult
-    func requireOwnChild(_ id: Int, missing: String = "No such child.") async throws -> Int {
-        guard try await sql.raw("SELECT 1 AS one FROM children WHERE id = \(bind: id) AND parent_id = \(bind: try parentID)").first() != nil else {
-            throw Problem.notFound(missing)
-        }
-        return id
-    }
-
-    /// The path's child when it is the caller's, with its play count, activity counter (moved by
-    /// every change to its plays or library; `migrations/0009`) and the catalog version, read
-    /// after this request arrived — one statement shared by concurrent requests (`ChildStates`).
-    func ownedChildState() async throws -> ChildState {
-        guard let id = parameters.get("child_id").flatMap({ Int($0) }), id > 0,
-              let state = try await application.childStates.reads.value(for: .init(child: id, parent: try parentID), on: self).get()
-        else { throw Problem.notFound("No such child.") }
-        return state
-    }
-
     /// This request's answer about `child` from `ChildAnswers` when the child's state is the one
     /// it was computed at; otherwise `compute`'s (an answer and when it stops being right), kept.
     func childAnswer(_ child: ChildState, route: String,
                      compute: () async throws -> (response: Response, validUntil: Date?)) async throws -> Response {
         let key = "\(route)|\(child.id)|\(url.query ?? "")"
-        return try await application.childAnswers.answer(for: key, fingerprint: child.fingerprint, on: eventLoop) {
+        return try await application.appServices.childAnswers.answer(for: key, fingerprint: child.fingerprint, on: eventLoop) {
             let (response, validUntil) = try await compute()
             return (response, key, validUntil)
         }
@@ -61,6 +35,10 @@ struct ChildState: Sendable {
     let catalogVersion: Int
     /// The parent's country (nil: the configured default): which rights windows apply.
     let country: String?
+    /// The child's family controls, read in the parent's time zone.
+    var controls = ChildControls()
+    /// The child's library when the controls are approved-only (what the catalog may show).
+    var library: [Int]? = nil
 
     /// Equal fingerprints: the same plays, library, catalog and country.
     var fingerprint: String { "\(activity)|\(catalogVersion)|\(country ?? "")" }
@@ -73,8 +51,9 @@ final class ChildStates: Sendable {
 
     let reads = BatchedRead<Key, ChildState> { keys, sql in
         sql.raw("""
-            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version, p.country
-              FROM children c JOIN parents p ON p.id = c.parent_id CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
+            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version, p.country, \(ChildControls.columns),
+                   CASE WHEN cc.approved_only THEN ARRAY(SELECT le.book_id FROM library_entries le WHERE le.child_id = c.id) END AS library
+              FROM children c \(ChildControls.joins) CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
             """).all().flatMapThrowing { rows in
             var states: [Key: ChildState] = [:]
             for row in rows {
@@ -82,7 +61,8 @@ final class ChildStates: Sendable {
                 states[key] = ChildState(id: key.child, plays: try row.decode(column: "plays_count", as: Int.self),
                                          activity: try row.decode(column: "activity", as: Int.self),
                                          catalogVersion: try row.decode(column: "version", as: Int.self),
-                                         country: try row.decode(column: "country", as: String?.self))
+                                         country: try row.decode(column: "country", as: String?.self),
+                                         controls: try ChildControls(row: row), library: try row.decode(column: "library", as: [Int]?.self))
             }
             return states
         }
@@ -103,7 +83,7 @@ final class ChildAnswers: Sendable {
     func response(for key: String, fingerprint: String) -> Response? {
         guard let entry = entries.withLockedValue({ $0[key] }), entry.fingerprint == fingerprint,
               entry.validUntil.map({ $0 > Date() }) ?? true else { return nil }
-        let response = jsonResponse(entry.body)
+        let response = Response.json(entry.body)
         if let link = entry.link { response.headers.replaceOrAdd(name: "Link", value: link) }
         return response
     }
@@ -162,21 +142,3 @@ final class ChildAnswers: Sendable {
     }
 }
 
-extension Application {
-    private struct ChildStatesKey: StorageKey { typealias Value = ChildStates }
-    private struct ChildAnswersKey: StorageKey { typealias Value = ChildAnswers }
-
-    var childStates: ChildStates {
-        if let states = storage[ChildStatesKey.self] { return states }
-        let states = ChildStates()
-        storage[ChildStatesKey.self] = states
-        return states
-    }
-
-    var childAnswers: ChildAnswers {
-        if let answers = storage[ChildAnswersKey.self] { return answers }
-        let answers = ChildAnswers()
-        storage[ChildAnswersKey.self] = answers
-        return answers
-    }
-}

@@ -5,9 +5,9 @@ import Vapor
 /// Managing a family's libraries across children: copy or move one book, bulk copy / move /
 /// remove, and adding a whole category. Both children must be the caller's (404 otherwise); every
 /// change is one transaction.
-struct LibraryTransferController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let library = routes.grouped(ParentAuthMiddleware()).grouped("children", ":child_id", "library")
+struct LibraryTransferController: ChildRouteCollection {
+    func boot(child: any RoutesBuilder) throws {
+        let library = child.grouped("library")
         library.on(.POST, ":book_id", "copy", body: .collect(maxSize: "16kb"), use: copy)
         library.on(.POST, ":book_id", "move", body: .collect(maxSize: "16kb"), use: move)
         library.on(.POST, "bulk", body: .collect(maxSize: "64kb"), use: bulk)
@@ -24,7 +24,7 @@ struct LibraryTransferController: RouteCollection {
 
     /// The body's `to_child_id`, when it names one of the caller's children (404 otherwise).
     private func target(_ body: JSONBody, req: Request) async throws -> Int {
-        try await req.requireOwnChild(try body.integer("to_child_id", in: 1...Int(Int32.max)), missing: "No such child to copy or move to.")
+        try await req.ownedChild(try body.integer("to_child_id", in: 1...Int(Int32.max)), missing: "No such child to copy or move to.").id
     }
 
     enum Outcome { case done, duplicate, missing, blocked }
@@ -86,7 +86,7 @@ struct LibraryTransferController: RouteCollection {
     func move(req: Request) async throws -> Response { try await single(req: req, move: true) }
 
     private func single(req: Request, move: Bool) async throws -> Response {
-        let source = try await req.ownedChildID()
+        let source = try req.child.id
         let book = try req.pathID("book_id", missing: "No such book in this child's library.")
         let body = try JSONBody(req)
         let preserve = try body.optionalBool("preserve_progress") ?? true
@@ -126,7 +126,7 @@ struct LibraryTransferController: RouteCollection {
     /// not in the source library fails the whole request (404, nothing changed).
     @Sendable
     func bulk(req: Request) async throws -> ItemDTO<BulkResultDTO> {
-        let source = try await req.ownedChildID()
+        let source = try req.child.id
         let body = try JSONBody(req)
         let action = try body.string("action", maxLength: 20)
         guard ["copy", "move", "remove"].contains(action) else {
@@ -210,7 +210,7 @@ struct LibraryTransferController: RouteCollection {
     /// are skipped and counted.
     @Sendable
     func addCategory(req: Request) async throws -> ItemDTO<CategoryResultDTO> {
-        let child = try await req.ownedChildID()
+        let child = try req.child.id
         var limit = 100
         if let buffer = req.body.data, buffer.readableBytes > 0 {
             limit = try JSONBody(req).optionalInteger("limit", in: 1...500) ?? 100

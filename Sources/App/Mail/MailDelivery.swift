@@ -106,15 +106,6 @@ final class MailDelivery: Sendable {
     }
 }
 
-extension Application {
-    private struct MailDeliveryKey: StorageKey { typealias Value = MailDelivery }
-    var mailDelivery: MailDelivery {
-        if let delivery = storage[MailDeliveryKey.self] { return delivery }
-        let delivery = MailDelivery()
-        storage[MailDeliveryKey.self] = delivery
-        return delivery
-    }
-}
 
 /// Starts `MailDelivery` with the server when `SMTP_URL` is set, and stops it before the pool closes.
 struct MailDeliveryStarter: LifecycleHandler {
@@ -126,11 +117,11 @@ struct MailDeliveryStarter: LifecycleHandler {
             }
             return
         }
-        app.mailDelivery.start(database: app.db, client: SMTPClient(server: server, group: app.eventLoopGroup),
+        app.appServices.mailDelivery.start(database: app.db, client: SMTPClient(server: server, group: app.eventLoopGroup),
                                from: app.settings.mailFrom, retry: app.settings.mailRetrySeconds, logger: app.logger)
     }
 
     func shutdownAsync(_ app: Application) async {
-        await app.mailDelivery.shutdown()
+        await app.appServices.mailDelivery.shutdown()
     }
 }

@@ -84,7 +84,7 @@ final class AppMetrics: Sendable {
 
     /// Figures read at scrape time.
     func refresh(_ app: Application) {
-        let engine = app.catalogEngine
+        let engine = app.appServices.catalogEngine
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_version", "Catalog version the engine reflects (-1 before its first build)"))
             .set(Double(engine.currentVersion))
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_books", "Active books held by the catalog engine")).set(Double(engine.bookCount))
@@ -92,20 +92,11 @@ final class AppMetrics: Sendable {
             registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_state", "1 for the engine's current state"), labels: [("state", state.rawValue)]).set(engine.state == state ? 1.0 : 0.0)
         }
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
-            .set(Double(app.catalogCache.count))
-        statements.set(Double(app.queryCounter.count))
+            .set(Double(app.appServices.catalogCache.count))
+        statements.set(Double(app.appServices.queryCounter.count))
     }
 }
 
-extension Application {
-    private struct AppMetricsKey: StorageKey { typealias Value = AppMetrics }
-    var metrics: AppMetrics {
-        if let metrics = storage[AppMetricsKey.self] { return metrics }
-        let metrics = AppMetrics()
-        storage[AppMetricsKey.self] = metrics
-        return metrics
-    }
-}
 
 /// `GET /metrics`: Prometheus text format, for a scraper on this machine (a loopback peer that no
 /// proxy forwarded: no forwarding header of any kind, not a trusted proxy) or one presenting `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404.
@@ -117,7 +108,7 @@ struct MetricsController: RouteCollection {
     @Sendable
     func metrics(req: Request) async throws -> Response {
         guard Self.allowed(req) else { throw Abort(.notFound) }
-        let metrics = req.application.metrics
+        let metrics = req.appServices.metrics
         metrics.refresh(req.application)
         await metrics.refreshPool(req)
         var body: [UInt8] = []

@@ -42,7 +42,7 @@ struct RequestObservationMiddleware: Middleware {
 
     private static func finished(_ request: Request, status: UInt, started: ContinuousClock.Instant) {
         let duration = ContinuousClock.now - started
-        request.application.metrics.request(request, status: status, duration: duration)
+        request.application.appServices.metrics.request(request, status: status, duration: duration)
         guard request.logger.logLevel <= .info else { return }
         let route = route(of: request)
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15

@@ -70,7 +70,7 @@ extension Request {
     /// Fails with the 401 of a signed-out device when `token` names one.
     func requireLiveSession(_ token: ParentToken) -> EventLoopFuture<Void> {
         guard let device = token.deviceID else { return eventLoop.makeSucceededVoidFuture() }
-        let sessions = application.revokedSessions
+        let sessions = application.appServices.revokedSessions
         let window = application.settings.tokenLifetime + ParentToken.clockSkew + 60
         // Not the request's counted SQL: one read serves every request for a quarter second.
         let sql = application.db as! any SQLDatabase, loop = eventLoop
@@ -86,12 +86,3 @@ extension Request {
     }
 }
 
-extension Application {
-    private struct RevokedSessionsKey: StorageKey { typealias Value = RevokedSessions }
-    var revokedSessions: RevokedSessions {
-        if let sessions = storage[RevokedSessionsKey.self] { return sessions }
-        let sessions = RevokedSessions()
-        storage[RevokedSessionsKey.self] = sessions
-        return sessions
-    }
-}

@@ -39,7 +39,7 @@ struct SessionRoutes: RouteCollection {
             return try await Self.answer(parent: parent, device: device, refresh: refresh, req: req)
         case .reused(let device):
             req.logger.warning("refresh token reused: its device was signed out", metadata: ["device": .stringConvertible(device)])
-            req.application.revokedSessions.note([device])
+            req.appServices.revokedSessions.note([device])
             throw Problem.invalidBodyToken
         case .unknown:
             throw Problem.invalidBodyToken
@@ -82,7 +82,7 @@ struct SessionRoutes: RouteCollection {
     @discardableResult
     static func revoke(_ condition: SQLQueryString, req: Request) async throws -> [Int] {
         let ids = try await req.transaction { sql in try await SessionQueries.revoke(devices: condition, on: sql) }
-        req.application.revokedSessions.note(ids)
+        req.appServices.revokedSessions.note(ids)
         return ids
     }
 

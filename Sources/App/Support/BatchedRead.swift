@@ -33,7 +33,7 @@ final class BatchedRead<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         if start {
             let app = req.application
-            readBatch(on: app.db.sql(counting: app.queryCounter))
+            readBatch(on: app.db.sql(counting: app.appServices.queryCounter))
         }
         return promise.futureResult
     }

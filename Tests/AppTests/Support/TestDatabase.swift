@@ -28,7 +28,7 @@ enum TestDatabase {
     private static let template = Task<Void, any Error> {
         try await admin("DROP DATABASE IF EXISTS \"\(templateName)\" WITH (FORCE)")
         try await admin("CREATE DATABASE \"\(templateName)\"")
-        _ = try await withDirectConnection(url: url(for: templateName), logger: logger) { connection in
+        _ = try await DirectConnection.open(url: url(for: templateName), logger: logger) { connection in
             try await Migrator(directory: projectDirectory + "migrations").migrate(on: connection, logger: logger)
         }
     }
@@ -59,7 +59,7 @@ enum TestDatabase {
     }
 
     static func admin(_ statement: String) async throws {
-        try await withDirectConnection(url: adminURL, logger: logger) { connection in
+        try await DirectConnection.open(url: adminURL, logger: logger) { connection in
             _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
     }
@@ -67,7 +67,7 @@ enum TestDatabase {
     /// The integer in the first column of the first row of `statement`, run in `database`
     /// (the maintenance database when nil).
     static func admin(rows statement: String, in database: String? = nil) async throws -> Int {
-        try await withDirectConnection(url: database.map(url(for:)) ?? adminURL, logger: logger) { connection in
+        try await DirectConnection.open(url: database.map(url(for:)) ?? adminURL, logger: logger) { connection in
             for try await n in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).decode(Int.self) { return n }
             return 0
         }

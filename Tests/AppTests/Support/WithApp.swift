@@ -19,7 +19,7 @@ func withApp(engine: Bool = false, database existing: String? = nil, adjust: (in
         var settings = testSettings(database: database)
         adjust(&settings)
         try await configure(app, settings: settings)
-        if engine { try await app.catalogEngine.build(on: app.db) }
+        if engine { try await app.appServices.catalogEngine.build(on: app.db) }
         try await body(app)
     } catch {
         try? await app.asyncShutdown()
@@ -41,7 +41,7 @@ func withTwoApps(engine: Bool = false, _ body: (Application, Application) async 
             app.directory = DirectoryConfiguration(workingDirectory: TestDatabase.projectDirectory)
             apps.append(app)
             try await configure(app, settings: testSettings(database: database))
-            if engine { try await app.catalogEngine.build(on: app.db) }
+            if engine { try await app.appServices.catalogEngine.build(on: app.db) }
         }
         try await body(apps[0], apps[1])
     } catch {
@@ -68,9 +68,9 @@ extension Application {
 
     /// The statements the app sends while `work` runs.
     func countQueries(_ work: () async throws -> Void) async throws -> Int {
-        let before = queryCounter.count
+        let before = appServices.queryCounter.count
         try await work()
-        return queryCounter.count - before
+        return appServices.queryCounter.count - before
     }
 
     func get(_ path: String, token: String? = nil, headers: HTTPHeaders = [:]) async throws -> TestingHTTPResponse {

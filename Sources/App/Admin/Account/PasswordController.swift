@@ -35,7 +35,7 @@ struct PasswordController: RouteCollection {
 
     @Sendable
     func resetForm(req: Request) async throws -> View {
-        try requireAdmin(req)
+        try req.requireAdmin()
         let (id, email) = try await Self.target(req)
         return try await Self.render(req, own: false, target: email, action: AdminPath.staffPassword(id), errors: Errors())
     }
@@ -73,7 +73,7 @@ struct PasswordController: RouteCollection {
 
     @Sendable
     func reset(req: Request) async throws -> Response {
-        try requireAdmin(req)
+        try req.requireAdmin()
         let (id, email) = try await Self.target(req)
         let form = try FormBody(req)
         let errors = Self.check(form)

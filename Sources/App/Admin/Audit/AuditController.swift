@@ -97,7 +97,7 @@ struct AuditController: RouteCollection {
               let revert = try await AuditRevert.load(id, on: req.sql) else {
             throw Abort(.notFound, reason: "This change cannot be reverted.")
         }
-        if revert.resource.requiresAdmin { try requireAdmin(req) } else { try requireEditor(req) }
+        if revert.resource.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
         return revert
     }
 

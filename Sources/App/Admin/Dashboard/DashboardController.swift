@@ -90,8 +90,8 @@ struct DashboardController: RouteCollection {
     }
 
     private func cachedProblems(_ req: Request, items: (SQLQueryString) async throws -> [Item]) async throws -> Attention {
-        let version = try await req.application.catalogCache.current(for: req).generation.version
-        let kept = req.application.dashboardAttention
+        let version = try await req.appServices.catalogCache.current(for: req).generation.version
+        let kept = req.appServices.dashboardAttention
         if let known = kept.attention(at: version) { return known }
         let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"
         // Books without a category are kept in their own table (`migrations/0014`).
@@ -136,12 +136,3 @@ final class DashboardAttention: Sendable {
     }
 }
 
-extension Application {
-    private struct DashboardAttentionKey: StorageKey { typealias Value = DashboardAttention }
-    var dashboardAttention: DashboardAttention {
-        if let kept = storage[DashboardAttentionKey.self] { return kept }
-        let kept = DashboardAttention()
-        storage[DashboardAttentionKey.self] = kept
-        return kept
-    }
-}

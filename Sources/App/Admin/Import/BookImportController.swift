@@ -53,7 +53,7 @@ struct BookImportController: RouteCollection {
 
     @Sendable
     func uploadForm(req: Request) async throws -> View {
-        try requireEditor(req)
+        try req.requireEditor()
         return try await req.view.render("import_upload", UploadPage(layout: LayoutView(req, title: "Import books", section: "books"), error: nil))
     }
 
@@ -62,7 +62,7 @@ struct BookImportController: RouteCollection {
     static let expiredForm = Abort(.forbidden, reason: "The form has expired or did not come from this console. Go back, reload the page and try again.")
 
     static func upload(req: Request) async throws -> Response {
-        try requireEditor(req)
+        try req.requireEditor()
         guard !CrossSite.isCrossSite(req) else { throw expiredForm }
         if let length = req.headers.first(name: .contentLength).flatMap(Int.init), length > maxUpload.value {
             throw Abort(.payloadTooLarge, reason: "The file is larger than \(maxUpload.value / 1_048_576) MB.")
@@ -82,7 +82,7 @@ struct BookImportController: RouteCollection {
         let id = try await req.sql.raw("""
             INSERT INTO book_imports (staff_user_id, filename, csv) VALUES (\(bind: staff.id), \(bind: String(file.filename.prefix(200))), \(bind: text)) RETURNING id
             """).first()!.decode(column: "id", as: Int.self)
-        return req.redirect(to: AdminPath.path("books", "import", String(id)), redirectType: .normal)
+        return req.redirect(to: AdminPath.bookImport + "/\(id)", redirectType: .normal)
     }
 
     struct Stored { let id: Int; let filename: String; let rows: [[String]]; let importedAt: Date? }
@@ -145,7 +145,7 @@ struct BookImportController: RouteCollection {
 
     @Sendable
     func mapping(req: Request) async throws -> View {
-        try requireEditor(req)
+        try req.requireEditor()
         let stored = try await stored(req)
         let query = QueryParameters(query: req.url.query)
         let header = stored.rows.first ?? []
@@ -183,7 +183,7 @@ struct BookImportController: RouteCollection {
 
     @Sendable
     func refused(req: Request) async throws -> Response {
-        try requireEditor(req)
+        try req.requireEditor()
         let stored = try await stored(req)
         let query = QueryParameters(query: req.url.query)
         let plan = try await plan(stored, mapping: mapping(query.pairs.map { ($0.name, $0.value) }, header: stored.rows.first ?? []), on: req.sql)
@@ -196,7 +196,7 @@ struct BookImportController: RouteCollection {
     /// a second click does not create its new books twice.
     @Sendable
     func run(req: Request) async throws -> Response {
-        try requireEditor(req)
+        try req.requireEditor()
         let stored = try await stored(req)
         let form = try FormBody(req)
         let mapping = mapping(form.parameters.pairs.map { ($0.name, $0.value) }, header: stored.rows.first ?? [])

@@ -30,7 +30,7 @@ struct OutboxController: RouteCollection {
 
     @Sendable
     func page(req: Request) async throws -> View {
-        try requireAdmin(req)
+        try req.requireAdmin()
         let mails = try await Outbox.latest(limit: Self.limit, on: req.sql).map { row in
             MailView(id: row.id, created: Self.time(row.createdAt), kind: row.kind, recipient: row.recipient, subject: row.subject,
                      state: row.sentAt.map { "sent " + Self.time($0) } ?? (row.failedAt != nil ? "failed" : row.attempts == 0 ? "waiting" : "retrying (\(row.attempts) attempts)"),

@@ -21,6 +21,9 @@ struct LayoutView: Encodable {
         let script = AdminPath.script
         let audit = AdminPath.audit
         let playsReport = AdminPath.playsReport
+        let rightsCalendar = AdminPath.rightsCalendar
+        let bookImport = AdminPath.bookImport
+        let books = AdminPath.list(AdminResource.books.slug)
     }
 
     init(_ req: Request, title: String, section: String) {

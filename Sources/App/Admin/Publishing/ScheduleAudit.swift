@@ -33,7 +33,7 @@ enum ScheduleAudit {
 struct ScheduleAuditStarter: LifecycleHandler {
     func didBootAsync(_ app: Application) async throws {
         guard app.environment != .testing else { return }
-        let sql = app.db.sql(counting: app.queryCounter), logger = app.logger
+        let sql = app.db.sql(counting: app.appServices.queryCounter), logger = app.logger
         Task.detached {
             while true {
                 do { try await ScheduleAudit.record(on: sql) } catch {

@@ -35,9 +35,11 @@ struct AdminColumn: Sendable {
     }
 }
 
-/// 340 → "5:40"; 3725 → "1:02:05"; nil → "—".
-func formatDuration(_ seconds: Int?) -> String {
-    guard let seconds, seconds >= 0 else { return "—" }
-    let h = seconds / 3600, m = (seconds % 3600) / 60, s = seconds % 60
-    return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+extension AdminColumn {
+    /// 340 → "5:40"; 3725 → "1:02:05"; nil → "—".
+    static func duration(_ seconds: Int?) -> String {
+        guard let seconds, seconds >= 0 else { return "—" }
+        let h = seconds / 3600, m = (seconds % 3600) / 60, s = seconds % 60
+        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+    }
 }

@@ -63,12 +63,15 @@ struct AdminFilter: Sendable {
     let condition: @Sendable (String) -> SQLQueryString?
 }
 
-/// `%` and `_` typed by a user match themselves in ILIKE.
-func likeEscaped(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-}
+/// A search box's text in ILIKE, matched literally.
+enum TextMatch {
+    /// `%` and `_` typed by a user match themselves in ILIKE.
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+    }
 
-/// `column ILIKE '%text%'` for a search box, the text matched literally.
-func contains(_ column: SQLFragment, _ text: String) -> SQLQueryString {
-    "\(column) ILIKE \(bind: "%" + likeEscaped(text) + "%")"
+    /// `column ILIKE '%text%'`.
+    static func contains(_ column: SQLFragment, _ text: String) -> SQLQueryString {
+        "\(column) ILIKE \(bind: "%" + escaped(text) + "%")"
+    }
 }

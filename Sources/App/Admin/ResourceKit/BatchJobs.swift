@@ -29,7 +29,7 @@ enum BatchJobs {
     /// Records the job and starts it on this instance; its id.
     static func start(resource: AdminResource, action: AdminBatchAction, label: String, target: String?, filter: String, total: Int,
                       staff: StaffUser, app: Application) async throws -> Int {
-        let counter = app.queryCounter
+        let counter = app.appServices.queryCounter
         let sql = app.db.sql(counting: counter)
         let id = try await sql.raw("""
             INSERT INTO batch_jobs (staff_user_id, staff_email, resource, action, action_label, target, filter, total)

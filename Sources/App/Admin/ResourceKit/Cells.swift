@@ -5,7 +5,7 @@ enum Cells {
     static func text(_ row: any SQLRow, _ column: AdminColumn) throws -> String {
         let text = try row.decode(column: column.key, as: String?.self)
         switch column.format {
-        case .duration: return formatDuration(text.flatMap(Int.init))
+        case .duration: return AdminColumn.duration(text.flatMap(Int.init))
         default: return text ?? "—"
         }
     }

@@ -50,11 +50,11 @@ struct ResourceController: RouteCollection, Sendable {
 
     /// Resources for admins only (staff) are hidden from everyone else, reads included.
     func requireReader(_ req: Request) throws {
-        if resource.requiresAdmin { try requireAdmin(req) }
+        if resource.requiresAdmin { try req.requireAdmin() }
     }
 
     func requireWriter(_ req: Request) throws {
-        if resource.requiresAdmin { try requireAdmin(req) } else { try requireEditor(req) }
+        if resource.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
     }
 
     func canWrite(_ staff: StaffUser) -> Bool { resource.requiresAdmin ? staff.isAdmin : staff.canEdit }

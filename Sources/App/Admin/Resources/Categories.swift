@@ -18,7 +18,7 @@ extension AdminResource {
             AdminColumn("updated_at", "Updated", format: .datetime),
         ],
         search: AdminSearch(label: "Search name or slug") { q in
-            "(\(contains("t.name", q)) OR \(contains("t.slug", q)))"
+            "(\(TextMatch.contains("t.name", q)) OR \(TextMatch.contains("t.slug", q)))"
         },
         fields: [
             AdminField(name: "name", label: "Name", kind: .text(maxLength: 100), required: true),
@@ -39,7 +39,7 @@ extension AdminResource {
         ],
         prepare: { values in
             if (values.raw["slug"] ?? "").trimmingCharacters(in: .whitespaces).isEmpty {
-                values.raw["slug"] = slugify(values.raw["name"] ?? "")
+                values.raw["slug"] = Slug.make(values.raw["name"] ?? "")
             }
         },
         validate: { values in
@@ -58,19 +58,22 @@ extension AdminResource {
     private static let bookCount: SQLFragment = "COALESCE((SELECT k.n FROM category_book_counts k WHERE k.category_id = t.id), 0)"
 }
 
-/// "Animals & Nature" → "animals-nature".
-func slugify(_ text: String) -> String {
-    let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
-    var slug = ""
-    var dash = false
-    for scalar in folded.unicodeScalars {
-        if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
-            if dash && !slug.isEmpty { slug.append("-") }
-            slug.unicodeScalars.append(scalar)
-            dash = false
-        } else {
-            dash = true
+/// URL slugs.
+enum Slug {
+    /// "Animals & Nature" → "animals-nature".
+    static func make(_ text: String) -> String {
+        let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
+        var slug = ""
+        var dash = false
+        for scalar in folded.unicodeScalars {
+            if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
+                if dash && !slug.isEmpty { slug.append("-") }
+                slug.unicodeScalars.append(scalar)
+                dash = false
+            } else {
+                dash = true
+            }
         }
+        return String(slug.prefix(100))
     }
-    return String(slug.prefix(100))
 }

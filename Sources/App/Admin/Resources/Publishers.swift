@@ -9,7 +9,7 @@ extension AdminResource {
             AdminColumn("book_count", "Books", sql: "(SELECT count(*) FROM books b WHERE b.publisher_id = t.id)", format: .number),
             AdminColumn("updated_at", "Updated", sortable: true, format: .datetime),
         ],
-        search: AdminSearch(label: "Search name") { q in contains("t.name", q) },
+        search: AdminSearch(label: "Search name") { q in TextMatch.contains("t.name", q) },
         fields: [AdminField(name: "name", label: "Name", kind: .text(maxLength: 200), required: true)],
         defaultSort: "name",
         constraintMessages: [

@@ -22,7 +22,7 @@ extension AdminResource {
             AdminColumn("duration_seconds", "Duration in seconds (stored)"),
             AdminColumn("has_captions", "Captions", format: .boolean), AdminColumn("updated_at", "Updated", format: .datetime),
         ],
-        search: AdminSearch(label: "Search book title") { q in contains("b.title", q) },
+        search: AdminSearch(label: "Search book title") { q in TextMatch.contains("b.title", q) },
         filters: [
             AdminFilter(name: "status", label: "Status", kind: .choices(videoStatuses)) { value in
                 videoStatuses.contains { $0.value == value } ? "t.status = \(bind: value)" : nil

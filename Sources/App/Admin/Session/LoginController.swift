@@ -71,7 +71,7 @@ struct LoginController: RouteCollection {
             _ = try? await req.password.async.hash(password)   // same time for unknown emails
         }
         guard let user else {
-            req.application.metrics.loginFailed("staff")
+            req.appServices.metrics.loginFailed("staff")
             return try await render(req, email: email, error: "Email or password is wrong.", status: .unauthorized)
         }
         try await throttle.succeeded(on: req.sql)

@@ -15,13 +15,15 @@ struct StaffUser: Sendable, Equatable {
     var isAdmin: Bool { role == .admin }
 }
 
-/// Editors and admins change the catalog; viewers only read.
-func requireEditor(_ req: Request) throws {
-    guard try req.staff.canEdit else { throw Abort(.forbidden, reason: "Your role (viewer) can only read the catalog.") }
-}
+extension Request {
+    /// Editors and admins change the catalog; viewers only read.
+    func requireEditor() throws {
+        guard try staff.canEdit else { throw Abort(.forbidden, reason: "Your role (viewer) can only read the catalog.") }
+    }
 
-func requireAdmin(_ req: Request) throws {
-    guard try req.staff.isAdmin else { throw Abort(.forbidden, reason: "Only admins can do this.") }
+    func requireAdmin() throws {
+        guard try staff.isAdmin else { throw Abort(.forbidden, reason: "Only admins can do this.") }
+    }
 }
 
 extension StaffUser {

@@ -231,13 +231,3 @@ final class CatalogEngine: @unchecked Sendable {
     }
 }
 
-extension Application {
-    private struct CatalogEngineKey: StorageKey { typealias Value = CatalogEngine }
-    var catalogEngine: CatalogEngine {
-        if let engine = storage[CatalogEngineKey.self] { return engine }
-        let metrics = self.metrics
-        let engine = CatalogEngine(logger: logger, onDelta: { metrics.deltaApplied() })
-        storage[CatalogEngineKey.self] = engine
-        return engine
-    }
-}

@@ -6,7 +6,7 @@ import Vapor
 struct CatalogEngineStarter: LifecycleHandler {
     func didBootAsync(_ app: Application) async throws {
         guard app.environment != .testing else { return }
-        let sql = app.db.sql(counting: app.queryCounter), logger = app.logger
+        let sql = app.db.sql(counting: app.appServices.queryCounter), logger = app.logger
         Task.detached {
             while true {
                 try? await Task.sleep(for: CatalogChangeLog.interval)
@@ -19,7 +19,7 @@ struct CatalogEngineStarter: LifecycleHandler {
             }
         }
         guard app.settings.catalogEngine else { return }
-        let engine = app.catalogEngine
+        let engine = app.appServices.catalogEngine
         let database = app.db
         Task.detached {
             while !engine.isReady {

@@ -124,7 +124,7 @@ enum CatalogLoader {
         json.raw(",\"status\":\"active\",\"title\":"); json.string(title)
         json.raw("}")
 
-        let rules = territories.map { $0.split(separator: ";", omittingEmptySubsequences: false).map(territoryRule) } ?? []
+        let rules = territories.map { $0.split(separator: ";", omittingEmptySubsequences: false).map(TerritoryRule.init(loaded:)) } ?? []
         let rights = zip(PostgresBinary.microsecondsArray(starts), PostgresBinary.microsecondsArray(ends)).enumerated().compactMap { i, window in
             window.0.map { CatalogBook.RightsWindow(start: $0, end: window.1, rule: i < rules.count ? rules[i] : .worldwide) }
         }
@@ -135,49 +135,11 @@ enum CatalogLoader {
     }
 }
 
-/// "FR BE|US": a window's territories and excluded territories.
-private func territoryRule(_ text: Substring) -> TerritoryRule {
-    let parts = text.split(separator: "|", omittingEmptySubsequences: false)
-    func codes(_ i: Int) -> [String] { i < parts.count ? parts[i].split(separator: " ").map(String.init) : [] }
-    return TerritoryRule(territories: codes(0), excluded: codes(1))
-}
-
-/// Just enough JSON writing for the book object (the app's encoder is too slow for a million).
-struct JSONWriter {
-    var bytes: [UInt8] = []
-
-    mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
-
-    mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            // Runs without anything to escape are copied whole.
-            var start = 0
-            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i]))
-                escape(byte)
-                start = i + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func escape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        default:
-            let hex = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-        }
+extension TerritoryRule {
+    /// "FR BE|US": a window's territories and excluded territories, as the loader aggregates them.
+    init(loaded text: Substring) {
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        func codes(_ i: Int) -> [String] { i < parts.count ? parts[i].split(separator: " ").map(String.init) : [] }
+        self.init(territories: codes(0), excluded: codes(1))
     }
 }

@@ -1,7 +1,7 @@
 import SQLKit
 import Vapor
 
-/// The book object of the parent API (CONTRACT §5).
+/// The book object of the parent API (docs/api.md).
 struct BookDTO: Content, Sendable, Equatable {
     struct Publisher: Codable, Sendable, Equatable { let id: Int; let name: String }
     struct Category: Codable, Sendable, Equatable { let id: Int; let name: String; let slug: String }
@@ -13,11 +13,11 @@ struct BookDTO: Content, Sendable, Equatable {
     let ageMin: Int
     let ageMax: Int
     let language: String
-    let coverImageUrl: String?
-    let publisher: Publisher?
+    @ExplicitNull var coverImageUrl: String?
+    @ExplicitNull var publisher: Publisher?
     let categories: [Category]
     let status: String
-    let durationSeconds: Int?
+    @ExplicitNull var durationSeconds: Int?
     let hasCaptions: Bool
     let rightsAvailable: Bool
 
@@ -26,24 +26,6 @@ struct BookDTO: Content, Sendable, Equatable {
         case durationSeconds, hasCaptions, rightsAvailable
     }
 
-    /// Absent values are written as `null`, as the contract shows, never left out.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(title, forKey: .title)
-        try container.encode(author, forKey: .author)
-        try container.encode(description, forKey: .description)
-        try container.encode(ageMin, forKey: .ageMin)
-        try container.encode(ageMax, forKey: .ageMax)
-        try container.encode(language, forKey: .language)
-        try container.encode(coverImageUrl, forKey: .coverImageUrl)
-        try container.encode(publisher, forKey: .publisher)
-        try container.encode(categories, forKey: .categories)
-        try container.encode(status, forKey: .status)
-        try container.encode(durationSeconds, forKey: .durationSeconds)
-        try container.encode(hasCaptions, forKey: .hasCaptions)
-        try container.encode(rightsAvailable, forKey: .rightsAvailable)
-    }
 
     /// The columns `BookDTO(row:)` reads, for a query over `books b` whose publisher is `p`
     /// and video asset `v` (both LEFT JOINed). Categories come in one JSON column.
@@ -88,22 +70,4 @@ struct BookDTO: Content, Sendable, Equatable {
         let json = try row.decode(column: "categories_json", as: String.self)
         categories = try JSONDecoder().decode([Category].self, from: Data(json.utf8))
     }
-}
-
-/// The list envelope: `{"data": [...], "meta": {...}}`.
-struct PageDTO<Item: Content>: Content {
-    struct Meta: Content { let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int }
-    let data: [Item]
-    let meta: Meta
-}
-
-/// The catalog list envelope: the list envelope plus `meta.facets`.
-struct CatalogPageDTO: Content {
-    struct Meta: Content { let facets: FacetsDTO; let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int }
-    let data: [BookDTO]
-    let meta: Meta
-}
-
-struct ItemDTO<Item: Content>: Content {
-    let data: Item
 }

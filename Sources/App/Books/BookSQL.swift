@@ -115,7 +115,9 @@ enum BookSQL {
     }
 }
 
-/// The earliest `next_rights_change` column of `rows` (see `BookSQL.nextRightsChange`).
-func nextRightsChange(of rows: [any SQLRow]) throws -> Date? {
-    try rows.compactMap { try $0.decode(column: "next_rights_change", as: Date?.self) }.min()
+extension BookSQL {
+    /// The earliest `next_rights_change` column of `rows` (see `BookSQL.nextRightsChange`).
+    static func nextRightsChange(of rows: [any SQLRow]) throws -> Date? {
+        try rows.compactMap { try $0.decode(column: "next_rights_change", as: Date?.self) }.min()
+    }
 }

@@ -44,3 +44,19 @@ struct FacetsDTO: Content, Equatable {
         return json.bytes
     }
 }
+
+/// The catalog list envelope: the list envelope plus `meta.facets`.
+struct CatalogPageDTO: Content {
+    struct Meta: Content { let facets: FacetsDTO; let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int }
+    let data: [BookDTO]
+    let meta: Meta
+}
+
+/// A category of the picker: `icon_name` is `null` when there is none, never absent.
+struct CategoryDTO: Content {
+    let id: Int
+    let name: String
+    let slug: String
+    @ExplicitNull var iconName: String?
+    let displayOrder: Int
+}

@@ -1,0 +1,54 @@
+import Vapor
+
+/// What the app keeps in memory beside the database: built once in `configure`, before requests
+/// run concurrently, and read through `req.appServices` (or `app.appServices` outside a request).
+/// Each value is safe to share: an actor-free class with its own lock, or immutable.
+final class AppServices: Sendable {
+    let metrics: AppMetrics
+    let queryCounter = QueryCounter()
+    /// The catalog: the in-memory index, and the SQL path's answers per catalog version.
+    let catalogEngine: CatalogEngine
+    let catalogCache = CatalogCache()
+    /// Children: their controls and libraries as the catalog needs them, their kept answers and play logs.
+    let childStates = ChildStates()
+    let childAnswers = ChildAnswers()
+    let childPlayLogs = ChildPlayLogs()
+    /// Parents: countries per catalog version, verified token signatures, signed-out devices.
+    let parentCountries = ParentCountries()
+    let verifiedTokens = VerifiedTokens()
+    let revokedSessions = RevokedSessions()
+    let commonPasswords: CommonPasswords
+    let timeZoneNames = TimeZoneNames()
+    let dashboardAttention = DashboardAttention()
+    let mailDelivery = MailDelivery()
+
+    init(logger: Logger, workingDirectory: String) {
+        let metrics = AppMetrics()
+        self.metrics = metrics
+        catalogEngine = CatalogEngine(logger: logger, onDelta: { metrics.deltaApplied() })
+        commonPasswords = CommonPasswords(directory: workingDirectory)
+    }
+
+    /// Drops what memory keeps about removed children (answers, play logs).
+    func forget(children: [Int]) {
+        for child in children {
+            childAnswers.forget(child: child)
+            childPlayLogs.forget(child: child)
+        }
+    }
+}
+
+extension Application {
+    private struct AppServicesKey: StorageKey { typealias Value = AppServices }
+    var appServices: AppServices {
+        get {
+            guard let services = storage[AppServicesKey.self] else { fatalError("configure(_:) has not run") }
+            return services
+        }
+        set { storage[AppServicesKey.self] = newValue }
+    }
+}
+
+extension Request {
+    var appServices: AppServices { application.appServices }
+}

@@ -1,0 +1,95 @@
+import CatalogIndexing
+import Core
+import Crypto
+import SQLKit
+import Vapor
+
+/// The one read path of the parent catalog: reads the catalog version, works out whose catalog
+/// it is (the caller's country, narrowed by a child's controls), and asks one source — the engine
+/// when it is built, else SQL with its cache. Future-based: when the engine is already at the
+/// version read and the answer needs no statement, it is answered on the request's event loop;
+/// anything else (a catch-up, the SQL path, a child's controls) continues as a task.
+struct CatalogService {
+    let req: Request
+
+    /// A list page and its total.
+    func books(_ parameters: CatalogParameters, child: Int?) -> EventLoopFuture<(body: ByteBuffer, total: Int)> {
+        answer(child: child, now: { $0.page(parameters, scope: $1) }, later: { try await $0.page(parameters, scope: $1) })
+    }
+
+    /// One book, or nil when it is not in the caller's (or the child's) catalog.
+    func book(_ id: Int, child: Int?) -> EventLoopFuture<ByteBuffer?> {
+        answer(child: child, now: { $0.book(id, scope: $1) }, later: { try await $0.book(id, scope: $1) })
+    }
+
+    private func answer<T: Sendable>(child: Int?, now: @escaping @Sendable (EngineCatalogSource, CatalogScope) -> T,
+                                     later: @escaping @Sendable (any CatalogSource, CatalogScope) async throws -> T) -> EventLoopFuture<T> {
+        let req = self.req
+        return req.appServices.catalogCache.current(for: req).flatMap { reading in
+            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version),
+               let country = Self.knownCountry(req, reading: reading) {
+                return req.eventLoop.makeSucceededFuture(now(engine, CatalogScope(country: country)))
+            }
+            return req.eventLoop.makeFutureWithTask {
+                let scope = try await Self.scope(of: child, reading: reading, req: req)
+                return try await later(try await Self.source(req, reading: reading), scope)
+            }
+        }
+    }
+
+    /// The engine when it may answer without waiting: enabled, built and already at `version`.
+    private static func currentEngine(_ req: Request, version: Int) -> EngineCatalogSource? {
+        let engine = req.appServices.catalogEngine
+        guard req.application.settings.catalogEngine, engine.isReady, engine.currentVersion >= version else { return nil }
+        return EngineCatalogSource(engine: engine)
+    }
+
+    /// The engine brought up to the version this request read (so a commit is in the very next
+    /// answer on every instance); SQL while the engine builds or when it is off.
+    private static func source(_ req: Request, reading: CatalogCache.Reading) async throws -> any CatalogSource {
+        if let engine = currentEngine(req, version: reading.generation.version) { return engine }
+        let engine = req.appServices.catalogEngine
+        guard req.application.settings.catalogEngine, engine.isReady else { return SQLCatalogSource(req: req, reading: reading) }
+        try await engine.catchUp(to: reading.generation.version, on: req.application.db)
+        return EngineCatalogSource(engine: engine)
+    }
+
+    /// The caller's country when this instance already knows it (no statement needed).
+    private static func knownCountry(_ req: Request, reading: CatalogCache.Reading) -> String? {
+        guard let parent = try? req.parentID else { return nil }
+        return req.appServices.parentCountries.cached(parent, version: reading.countriesVersion)
+    }
+
+    /// What the catalog is for this caller: their country's, narrowed by `child`'s controls when
+    /// one is named. Another parent's child is a 404.
+    private static func scope(of child: Int?, reading: CatalogCache.Reading, req: Request) async throws -> CatalogScope {
+        let country = try await req.parentCountry(version: reading.countriesVersion)
+        guard let child else { return CatalogScope(country: country) }
+        let owned = try await req.ownedChild(child)
+        var scope = owned.controls.scope(library: owned.library)
+        scope.country = country
+        return scope
+    }
+
+    /// Every category with its ETag, kept per catalog generation.
+    func categories() -> EventLoopFuture<CatalogCache.Entry> {
+        let req = self.req
+        let cache = req.appServices.catalogCache
+        return cache.current(for: req).flatMap { reading in
+            if let hit = cache.entry("categories", in: reading.generation) { return req.eventLoop.makeSucceededFuture(hit) }
+            return req.eventLoop.makeFutureWithTask {
+                let sql = await req.catalogSQL(atLeast: reading.generation.version)
+                let body = try ByteBuffer.json(ItemDTO(data: try await CatalogQueries(sql: sql, scope: nil).categories()))
+                let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+                let entry = CatalogCache.Entry(body: body, totalCount: 0, etag: etag)
+                cache.store(entry, for: "categories", in: reading.generation)
+                return entry
+            }
+        }
+    }
+}
+
+extension Request {
+    /// The parent catalog as this request sees it.
+    var catalog: CatalogService { CatalogService(req: self) }
+}
