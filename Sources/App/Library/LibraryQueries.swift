@@ -1,0 +1,97 @@
+import Core
+import Foundation
+import SQLKit
+import Vapor
+
+/// The SQL of one child's library: its pages, adding and removing a book, recording a play.
+/// Every statement names the child's parent too, so a statement can never reach another family.
+struct LibraryQueries {
+    let sql: any SQLDatabase
+    let child: Int
+    let parent: Int
+
+    /// How many entries a page's filter keeps, and when a scheduled book of the library next
+    /// enters or leaves the catalog.
+    func count(leaving: SQLQueryString) async throws -> BookSQL.LiveCount {
+        try await sql.raw("""
+            SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
+              FROM library_entries le JOIN books b ON b.id = le.book_id
+             WHERE le.child_id = \(bind: child) AND b.status = 'active'\(leaving)
+            """).first(decoding: Count.self, keyDecodingStrategy: .convertFromSnakeCase) ?? .init(n: 0, nextLiveChange: nil)
+    }
+
+    /// One page of entries (rows `LibraryController.EntryDTO(row:)` reads, with `next_rights_change`).
+    func page(_ parameters: LibraryParameters, leaving: SQLQueryString, country: String) async throws -> [any SQLRow] {
+        let order: SQLFragment
+        switch parameters.sort {
+        case .recentlyAdded: order = "le.added_at DESC, b.id DESC"
+        case .title: order = "lower(b.title) ASC, b.id ASC"
+        case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
+        }
+        return try await sql.raw("""
+            SELECT \(LibraryController.EntryDTO.columns(country: country)), \(BookSQL.nextRightsChange("b")) AS next_rights_change
+              FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
+             WHERE le.child_id = \(bind: child) AND \(BookSQL.live("b"))\(leaving)
+             ORDER BY \(order)
+             LIMIT \(bind: parameters.page.perPage) OFFSET \(bind: parameters.page.offset)
+            """).all()
+    }
+
+    /// What decides an add, in one statement: nil when the child is not the parent's.
+    struct AddCheck: Decodable { let duplicate: Bool; let found: Bool; let rights: Bool; let country: String?; let blocked: Bool }
+
+    func addCheck(book: Int, defaultCountry: String) async throws -> AddCheck? {
+        let countryOf: SQLQueryString = "COALESCE(p.country, \(bind: defaultCountry))"
+        return try await sql.raw("""
+            SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = c.id AND book_id = \(bind: book)) AS duplicate,
+                   b.id IS NOT NULL AS found,
+                   \(BookSQL.rightsAvailable("b", country: countryOf)) AS rights, p.country,
+                   b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
+              FROM children c JOIN parents p ON p.id = c.parent_id
+              LEFT JOIN books b ON b.id = \(bind: book) AND \(BookSQL.live("b")) AND \(BookSQL.visible("b", country: countryOf))
+             WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+            """).first(decoding: AddCheck.self)
+    }
+
+    /// The new entry, or nil when a concurrent add won (the unique key decides).
+    func insert(book: Int, country: String) async throws -> LibraryController.EntryDTO? {
+        try await sql.raw("""
+            WITH added AS (
+                INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: book))
+                ON CONFLICT (child_id, book_id) DO NOTHING RETURNING child_id, book_id, added_at, last_played_at
+            )
+            SELECT \(LibraryController.EntryDTO.columns(country: country))
+              FROM added le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
+            """).first().map(LibraryController.EntryDTO.init(row:))
+    }
+
+    /// False when the book was not in the library.
+    func remove(book: Int) async throws -> Bool {
+        try await sql.raw("""
+            DELETE FROM library_entries le USING children c
+             WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+               AND le.book_id = \(bind: book)
+            RETURNING le.id
+            """).first() != nil
+    }
+
+    /// A play as stored.
+    struct Play: Content { let bookId: Int; let positionSeconds: Int; let completed: Bool; let playedAt: Date }
+
+    /// Stores a play and moves the entry's `last_played_at`; nil when the book is not in the
+    /// library or not live. A backdated play keeps its moment; a future one is now.
+    func recordPlay(book: Int, position: Int, completed: Bool, playedAt: Date?) async throws -> Play? {
+        try await sql.raw("""
+            WITH entry AS (
+                UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))
+                  FROM children c, books b
+                 WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+                   AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b"))
+                RETURNING le.child_id, le.book_id
+            )
+            INSERT INTO plays (child_id, book_id, position_seconds, completed, played_at)
+            SELECT child_id, book_id, \(bind: position), \(bind: completed), LEAST(COALESCE(\(bind: playedAt), now()), now()) FROM entry
+            RETURNING book_id, position_seconds, completed, played_at
+            """).first(decoding: Play.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+}
