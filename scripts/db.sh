@@ -51,7 +51,8 @@ shared_buffers = 512MB
 jit = off
 CONF
         if [ "${PG_FAST:-0}" = 1 ]; then
-            printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >> "$datadir/postgresql.conf"
+            # Tests: disposable data, and every parallel test's pool at once (a database per test).
+            printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 600\n' >> "$datadir/postgresql.conf"
         fi
     fi
     if ! as_pg "$pgbin/pg_ctl" -D "$datadir" status >/dev/null 2>&1; then

@@ -123,7 +123,7 @@ struct PlayLogDifferentialTests {
             let page = PageRequest(page: Int.random(in: 1...30), perPage: [1, 7, 20, 50, 100].randomElement()!)
             let book = Bool.random() ? books.randomElement()! : nil
             let memory = try HistoryController.page(of: loaded, book: book, page: page)
-            let sql = try await HistoryController.pageInSQL(child: state, filter: HistoryFilter(bookID: book), page: page, sql: app.sql)
+            let sql = try await HistoryQueries(sql: app.sql, child: state.id).page(filter: HistoryFilter(bookID: book), page: page, plays: state.plays)
             #expect(memory.total == sql.total && memory.items == sql.items, "page \(page.page) × \(page.perPage), book \(book.map(String.init) ?? "any")")
         }
     }

@@ -15,10 +15,10 @@ struct ResourceRegistryTests {
         let app = try app()
         try await ResourceRegistry.checkSQL(on: app.sql)
         let unknownColumn = Self.broken { $0 = AdminResource(slug: "publishers", table: "publishers", singular: "P", plural: "Ps",
-                                                             displayName: "t.name", columns: [AdminColumn("nmae", "Name", sortable: true)],
-                                                             fields: [], defaultSort: "nmae") }
-        let badLookup = Self.broken { $0.filters = [AdminFilter(name: "x", label: "X", kind: .lookup(Lookup(table: "categories", label: "title", order: "id"))) { _ in nil }] }
-        let badFilter = Self.broken { $0.filters = [AdminFilter(name: "x", label: "X", kind: .integer(0...1)) { "t.missing = \(bind: $0)" }] }
+                                                             displayName: "t.name", list: .init(columns: [AdminColumn("nmae", "Name", sortable: true)], defaultSort: "nmae"),
+                                                             form: .init(fields: [])) }
+        let badLookup = Self.broken { $0.list.filters = [AdminFilter(name: "x", label: "X", kind: .lookup(Lookup(table: "categories", label: "title", order: "id"))) { _ in nil }] }
+        let badFilter = Self.broken { $0.list.filters = [AdminFilter(name: "x", label: "X", kind: .integer(0...1)) { "t.missing = \(bind: $0)" }] }
         for resource in [unknownColumn, badLookup, badFilter] {
             let error = await #expect(throws: ResourceRegistry.DeclarationError.self) { try await ResourceRegistry.checkSQL([resource], on: app.sql) }
             #expect(error?.description.hasPrefix("console resource publishers: its SQL does not fit the schema") == true, "\(String(describing: error))")
@@ -30,10 +30,10 @@ struct ResourceRegistryTests {
         try ResourceRegistry.checkDeclarations()
         let cases: [(AdminResource, String)] = [
             (Self.broken { $0 = AdminResource(slug: "publishers", table: "publishers", singular: "P", plural: "Ps", displayName: "t.name",
-                                              columns: [AdminColumn("name", "Name")], fields: [], defaultSort: "name") },
+                                              list: .init(columns: [AdminColumn("name", "Name")], defaultSort: "name"), form: .init(fields: [])) },
              "the default sort \"name\" is not a sortable column"),
-            (Self.broken { $0.filters = AdminResource.bookFilters + AdminResource.bookFilters }, "the filter \"status\" is declared twice"),
-            (Self.broken { $0.joins = [AdminJoin(table: "books; DROP TABLE books", alias: "b", on: "true")] }, "\"books; DROP TABLE books\" is not a plain SQL name"),
+            (Self.broken { $0.list.filters = AdminResource.bookFilters + AdminResource.bookFilters }, "the filter \"status\" is declared twice"),
+            (Self.broken { $0.list.joins = [AdminJoin(table: "books; DROP TABLE books", alias: "b", on: "true")] }, "\"books; DROP TABLE books\" is not a plain SQL name"),
         ]
         for (resource, problem) in cases {
             #expect(throws: ResourceRegistry.DeclarationError.self) { try ResourceRegistry.checkDeclarations([resource]) }
@@ -51,7 +51,7 @@ struct ConsoleCountTests {
         for i in 0..<12 { try await app.makePublisher("Publisher \(i)") }
         // A filter that costs 20 ms a row, on a table the statistics say is big.
         var slow = AdminResource.publishers
-        slow.filters = [AdminFilter(name: "slow", label: "Slow", kind: .integer(0...1)) { _ in "pg_sleep(0.02) IS NOT NULL" }]
+        slow.list.filters = [AdminFilter(name: "slow", label: "Slow", kind: .integer(0...1)) { _ in "pg_sleep(0.02) IS NOT NULL" }]
         try await app.sql.raw("ANALYZE publishers").run()
         try await app.sql.raw("UPDATE pg_class SET reltuples = 1500000 WHERE oid = 'publishers'::regclass").run()
         let store = ResourceStore(resource: slow, parentID: nil, sql: app.sql)

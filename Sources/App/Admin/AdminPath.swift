@@ -47,7 +47,7 @@ struct ResourcePath: Sendable {
     let parent: String?
 
     init(_ resource: AdminResource, parentID: Int?) {
-        if let parentResource = resource.parent, let parentID {
+        if let parentResource = resource.access.parent, let parentID {
             let parent = AdminPath.record(parentResource.slug, parentID)
             self.parent = parent
             list = parent + "/" + resource.slug

@@ -9,7 +9,7 @@ enum ResourceRegistry {
     static let all: [AdminResource] = [.books, .categories, .publishers, .rightsWindows, .videoAssets, .staffUsers, .parents]
 
     /// Resources with a page of their own in the navigation (not nested ones), in order.
-    static var navigation: [AdminResource] { all.filter { $0.parent == nil } }
+    static var navigation: [AdminResource] { all.filter { $0.access.parent == nil } }
 
     static func resource(table: String) -> AdminResource? { all.first { $0.table == table } }
 
@@ -26,24 +26,24 @@ enum ResourceRegistry {
         var slugs: Set<String> = []
         for resource in resources {
             guard slugs.insert(resource.slug).inserted else { throw fail(resource, "the slug is used twice") }
-            guard !resource.columns.isEmpty else { throw fail(resource, "no columns") }
-            for (kind, keys) in [("column", resource.columns.map(\.key)), ("detail column", resource.detail.map(\.key)),
-                                 ("CSV column", resource.csv.map(\.key)), ("filter", resource.filters.map(\.name)),
-                                 ("field", resource.fields.map(\.name)), ("batch action", resource.batchActions.map(\.name))] {
+            guard !resource.list.columns.isEmpty else { throw fail(resource, "no columns") }
+            for (kind, keys) in [("column", resource.list.columns.map(\.key)), ("detail column", resource.detail.columns.map(\.key)),
+                                 ("CSV column", resource.list.csv.map(\.key)), ("filter", resource.list.filters.map(\.name)),
+                                 ("field", resource.form.fields.map(\.name)), ("batch action", resource.list.batchActions.map(\.name))] {
                 var seen: Set<String> = []
                 if let twice = keys.first(where: { !seen.insert($0).inserted }) {
                     throw fail(resource, "the \(kind) \"\(twice)\" is declared twice")
                 }
             }
-            guard resource.columns.contains(where: { $0.key == resource.defaultSort && $0.sortable }) else {
-                throw fail(resource, "the default sort \"\(resource.defaultSort)\" is not a sortable column")
+            guard resource.list.columns.contains(where: { $0.key == resource.list.defaultSort && $0.sortable }) else {
+                throw fail(resource, "the default sort \"\(resource.list.defaultSort)\" is not a sortable column")
             }
-            let names = [resource.table] + resource.fields.map(\.name) + resource.joins.flatMap { [$0.table, $0.alias] }
-                + resource.lookups.flatMap { [$0.table, $0.label] } + (resource.parent.map { [$0.table, $0.column] } ?? [])
+            let names = [resource.table] + resource.form.fields.map(\.name) + resource.list.joins.flatMap { [$0.table, $0.alias] }
+                + resource.lookups.flatMap { [$0.table, $0.label] } + (resource.access.parent.map { [$0.table, $0.column] } ?? [])
             if let bad = names.first(where: { !isPlainName($0) }) {
                 throw fail(resource, "\"\(bad)\" is not a plain SQL name")
             }
-            if let parent = resource.parent, !resources.contains(where: { $0.slug == parent.slug && $0.table == parent.table }) {
+            if let parent = resource.access.parent, !resources.contains(where: { $0.slug == parent.slug && $0.table == parent.table }) {
                 throw fail(resource, "its parent \"\(parent.slug)\" is not declared")
             }
         }
@@ -59,15 +59,15 @@ enum ResourceRegistry {
     /// the search and every filter (with a sample value), planned by PostgreSQL without running.
     static func checkSQL(_ resources: [AdminResource] = all, on sql: any SQLDatabase) async throws {
         for resource in resources {
-            let store = ResourceStore(resource: resource, parentID: resource.parent == nil ? nil : 1, sql: sql)
+            let store = ResourceStore(resource: resource, parentID: resource.access.parent == nil ? nil : 1, sql: sql)
             do {
                 let everything = store.select()
-                for column in resource.columns + resource.detail + resource.csv { everything.column(column.selected) }
-                for field in resource.storedFields { everything.column(field.formValue) }
+                for column in resource.list.columns + resource.detail.columns + resource.list.csv { everything.column(column.selected) }
+                for field in resource.form.storedFields { everything.column(field.formValue) }
                 everything.column(SQLAlias(SQLQueryString("(\(resource.displayName))::text"), as: SQLIdentifier("display_name")))
-                everything.column(SQLAlias(SQLQueryString("(\(resource.snapshot))::text"), as: SQLIdentifier("snapshot")))
-                if let condition = resource.search?.condition("probe") { everything.where(condition) }
-                for filter in resource.filters {
+                everything.column(SQLAlias(SQLQueryString("(\(resource.detail.snapshot))::text"), as: SQLIdentifier("snapshot")))
+                if let condition = resource.list.search?.condition("probe") { everything.where(condition) }
+                for filter in resource.list.filters {
                     let sample: String
                     switch filter.kind {
                     case .choices(let choices): sample = choices.first?.value ?? ""
@@ -93,8 +93,8 @@ enum ResourceRegistry {
 extension AdminResource {
     /// The tables its dropdowns read.
     var lookups: [Lookup] {
-        var lookups = fields.compactMap(\.lookup)
-        for kind in filters.map(\.kind) + batchActions.compactMap(\.target) {
+        var lookups = form.fields.compactMap(\.lookup)
+        for kind in list.filters.map(\.kind) + list.batchActions.compactMap(\.target) {
             if case .lookup(let lookup) = kind { lookups.append(lookup) }
         }
         return lookups

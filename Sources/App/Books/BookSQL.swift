@@ -116,6 +116,9 @@ enum BookSQL {
 }
 
 extension BookSQL {
+    /// How many live books a list has, and when one of its scheduled books next enters or leaves the catalog.
+    struct LiveCount: Decodable { let n: Int; let nextLiveChange: Date? }
+
     /// The earliest `next_rights_change` column of `rows` (see `BookSQL.nextRightsChange`).
     static func nextRightsChange(of rows: [any SQLRow]) throws -> Date? {
         try rows.compactMap { try $0.decode(column: "next_rights_change", as: Date?.self) }.min()

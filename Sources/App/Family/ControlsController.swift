@@ -49,29 +49,10 @@ struct ControlsController: ChildRouteCollection {
         let after = try Self.applying(body, to: before)
         try await Self.requireKnownIDs(after, on: req.sql)
         let parent = try req.parentID
-        let saved: ChildControls = try await req.db.transaction { db in
+        let saved: ChildControls = try await req.transaction { sql in
             var after = after
-            let sql = db as! any SQLDatabase
-            let row = try await sql.raw("""
-                WITH saved AS (
-                    INSERT INTO child_controls AS cc (child_id, max_age, approved_only, blocked_categories, blocked_publishers, blocked_books,
-                                                      daily_minutes, bedtime_start, bedtime_end, updated_at)
-                    VALUES (\(bind: child), \(bind: after.maxAge), \(bind: after.approvedOnly), \(bind: after.blockedCategories),
-                            \(bind: after.blockedPublishers), \(bind: after.blockedBooks), \(bind: after.dailyMinutes),
-                            \(bind: after.bedtime?.start.text)::time, \(bind: after.bedtime?.end.text)::time, now())
-                    ON CONFLICT (child_id) DO UPDATE SET max_age = EXCLUDED.max_age, approved_only = EXCLUDED.approved_only,
-                        blocked_categories = EXCLUDED.blocked_categories, blocked_publishers = EXCLUDED.blocked_publishers,
-                        blocked_books = EXCLUDED.blocked_books, daily_minutes = EXCLUDED.daily_minutes,
-                        bedtime_start = EXCLUDED.bedtime_start, bedtime_end = EXCLUDED.bedtime_end, updated_at = now()
-                    RETURNING updated_at
-                )
-                SELECT updated_at FROM saved
-                """).first()
-            after.updatedAt = try row?.decode(column: "updated_at", as: Date.self)
-            try await sql.raw("""
-                INSERT INTO parent_audit_log (parent_id, child_id, action, before, after)
-                VALUES (\(bind: parent), \(bind: child), 'controls.update', \(bind: try Self.json(child, before))::jsonb, \(bind: try Self.json(child, after))::jsonb)
-                """).run()
+            after.updatedAt = try await ControlsQueries.save(after, child: child, on: sql)
+            try await ControlsQueries.audit(parent: parent, child: child, before: try Self.json(child, before), after: try Self.json(child, after), on: sql)
             return after
         }
         return ItemDTO(data: ControlsDTO(child: child, saved))
@@ -112,15 +93,10 @@ struct ControlsController: ChildRouteCollection {
     /// Every blocked id names a category, publisher or book that exists (a book in any status).
     private static func requireKnownIDs(_ c: ChildControls, on sql: any SQLDatabase) async throws {
         guard !(c.blockedCategories.isEmpty && c.blockedPublishers.isEmpty && c.blockedBooks.isEmpty) else { return }
-        let row = try await sql.raw("""
-            SELECT (SELECT min(x) FROM unnest(\(bind: c.blockedCategories)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM categories WHERE id = x)) AS category,
-                   (SELECT min(x) FROM unnest(\(bind: c.blockedPublishers)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM publishers WHERE id = x)) AS publisher,
-                   (SELECT min(x) FROM unnest(\(bind: c.blockedBooks)::bigint[]) x WHERE NOT EXISTS (SELECT 1 FROM books WHERE id = x)) AS book
-            """).first()
-        for (column, field, what) in [("category", "blocked_categories", "category"), ("publisher", "blocked_publishers", "publisher"), ("book", "blocked_books", "book")] {
-            if let unknown = try row?.decode(column: column, as: Int?.self) {
-                throw Problem.invalidParameter(field, "\(field) names no \(what) with id \(unknown)")
-            }
+        let unknown = try await ControlsQueries.unknownIDs(c, on: sql)
+        for (id, field, what) in [(unknown?.category, "blocked_categories", "category"), (unknown?.publisher, "blocked_publishers", "publisher"),
+                                  (unknown?.book, "blocked_books", "book")] {
+            if let id { throw Problem.invalidParameter(field, "\(field) names no \(what) with id \(id)") }
         }
     }
 

@@ -36,7 +36,7 @@ struct HistoryController: ChildRouteCollection {
             let (items, total) = if !filter.hasDates, let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
                 try Self.page(of: loaded, book: filter.bookID, page: page)
             } else {
-                try await Self.pageInSQL(child: child, filter: filter, page: page, sql: req.sql)
+                try await HistoryQueries(sql: req.sql, child: child.id).page(filter: filter, page: page, plays: child.plays)
             }
             return (try Response.page(items, page: page, total: total, query: query, req: req), nil)
         }
@@ -52,34 +52,6 @@ struct HistoryController: ChildRouteCollection {
         return (items, loaded.log.count(book: book))
     }
 
-    /// The same page in SQL: the page's play ids from the history index alone however deep the
-    /// page (a late row lookup); then, for those only, the play, its book and whether it is a
-    /// rewatch (the child had completed the book in an earlier play: one index probe).
-    static func pageInSQL(child: ChildState, filter: HistoryFilter, page: PageRequest, sql: any SQLDatabase) async throws -> (items: [ItemDTO], total: Int) {
-        let condition = filter.condition(child: child.id)
-        // Unfiltered, the total is the child's play count, kept by triggers.
-        let total = filter.isEmpty ? child.plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
-        guard page.offset < total else { return ([], total) }
-        let rows = try await sql.raw("""
-            SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
-                   EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
-                              AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
-              FROM (SELECT p.id FROM plays p WHERE \(condition)
-                     ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)) page
-              JOIN plays p ON p.id = page.id
-              JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
-             ORDER BY p.played_at DESC, p.id DESC
-            """).all()
-        let items = try rows.map { row in
-            ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
-                    positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
-                    completed: try row.decode(column: "completed", as: Bool.self),
-                    playedAt: try row.decode(column: "played_at", as: Date.self),
-                    rewatch: try row.decode(column: "rewatch", as: Bool.self))
-        }
-        return (items, total)
-    }
-
     @Sendable
     func export(req: Request) async throws -> Response {
         try await HistoryExport.respond(req: req, child: try req.child.id)
@@ -91,10 +63,7 @@ struct HistoryController: ChildRouteCollection {
         let childID = try req.child.id
         let playID = try req.pathID("play_id", missing: "No such play in this child's history.")
         let removed = try await req.transaction { sql in
-            let rows = try await sql.raw("DELETE FROM plays WHERE id = \(bind: playID) AND child_id = \(bind: childID) RETURNING book_id").all()
-            guard let bookID = try rows.first?.decode(column: "book_id", as: Int.self) else { return false }
-            try await Self.recomputeLastPlayed(child: childID, book: bookID, on: sql)
-            return true
+            try await HistoryQueries(sql: sql, child: childID).removePlay(playID)
         }
         guard removed else { throw Problem.notFound("No such play in this child's history.") }
         return .noContent
@@ -110,18 +79,11 @@ struct HistoryController: ChildRouteCollection {
             throw Problem.invalidParameter("book_id", "book_id is required: the book whose viewing data to remove")
         }
         try await req.transaction { sql in
-            try await sql.raw("DELETE FROM plays WHERE child_id = \(bind: childID) AND book_id = \(bind: bookID)").run()
-            try await Self.recomputeLastPlayed(child: childID, book: bookID, on: sql)
+            try await HistoryQueries(sql: sql, child: childID).removePlays(book: bookID)
         }
         return .noContent
     }
 
-    static func recomputeLastPlayed(child: Int, book: Int, on sql: any SQLDatabase) async throws {
-        try await sql.raw("""
-            UPDATE library_entries SET last_played_at = (SELECT max(played_at) FROM plays WHERE child_id = \(bind: child) AND book_id = \(bind: book))
-             WHERE child_id = \(bind: child) AND book_id = \(bind: book)
-            """).run()
-    }
 
     /// A book to continue: started and not finished (its latest play is not completed).
     struct ContinueDTO: Content {
@@ -159,38 +121,16 @@ struct HistoryController: ChildRouteCollection {
         let page = try PageRequest(query)
         let country = req.country(of: child)
         return try await req.childAnswer(child, route: "continue") {
-            // The latest play of each book in the library: one index probe per entry.
-            let latest: SQLQueryString = """
-                SELECT le.book_id, l.position_seconds, l.completed, l.played_at
-                  FROM library_entries le
-                  CROSS JOIN LATERAL (SELECT position_seconds, completed, played_at FROM plays
-                                       WHERE child_id = le.child_id AND book_id = le.book_id ORDER BY played_at DESC, id DESC LIMIT 1) l
-                 WHERE le.child_id = \(bind: child.id)
-                """
-            let counted = try await req.sql.raw("""
-                SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
-                  FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
-                """).first()!
-            let total = try counted.decode(column: "n", as: Int.self)
-            let nextLive = try counted.decode(column: "next_live_change", as: Date?.self)
-            var rows: [any SQLRow] = []
-            if page.offset < total {
-                rows = try await req.sql.raw("""
-                    SELECT \(BookDTO.columns(country: country)), l.position_seconds AS last_position, l.played_at AS last_played,
-                           \(BookSQL.progress(position: "l.position_seconds", completed: "l.completed")) AS progress,
-                           \(BookSQL.nextRightsChange("b")) AS next_rights_change
-                      FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
-                     WHERE NOT l.completed AND \(BookSQL.live("b"))
-                     ORDER BY l.played_at DESC, b.id DESC
-                     LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
-                    """).all()
-            }
+            let queries = HistoryQueries(sql: req.sql, child: child.id)
+            let counted = try await queries.continueCount()
+            let rows = page.offset < counted.n ? try await queries.continuePage(page, country: country) : []
             let items = try rows.map { row in
                 ContinueDTO(book: try BookDTO(row: row), positionSeconds: try row.decode(column: "last_position", as: Int.self),
                             lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
                             progress: try row.decode(column: "progress", as: Double?.self))
             }
-            return (try Response.page(items, page: page, total: total, query: query, req: req), [try BookSQL.nextRightsChange(of: rows), nextLive].compactMap { $0 }.min())
+            return (try Response.page(items, page: page, total: counted.n, query: query, req: req),
+                    [try BookSQL.nextRightsChange(of: rows), counted.nextLiveChange].compactMap { $0 }.min())
         }
     }
 }

@@ -17,7 +17,7 @@ struct LibraryQueries {
             SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
               FROM library_entries le JOIN books b ON b.id = le.book_id
              WHERE le.child_id = \(bind: child) AND b.status = 'active'\(leaving)
-            """).first(decoding: Count.self, keyDecodingStrategy: .convertFromSnakeCase) ?? .init(n: 0, nextLiveChange: nil)
+            """).first(decoding: BookSQL.LiveCount.self, keyDecodingStrategy: .convertFromSnakeCase) ?? .init(n: 0, nextLiveChange: nil)
     }
 
     /// One page of entries (rows `LibraryController.EntryDTO(row:)` reads, with `next_rights_change`).

@@ -35,7 +35,7 @@ struct AuditController: RouteCollection {
     static let perPage = 50
     static let tables = ResourceRegistry.all.map(\.table)
     /// Staff accounts (emails, roles) are admin-only records, in the audit as everywhere.
-    static let adminOnlyTables = Set(ResourceRegistry.all.filter(\.requiresAdmin).map(\.table))
+    static let adminOnlyTables = Set(ResourceRegistry.all.filter(\.access.requiresAdmin).map(\.table))
 
     @Sendable
     func list(req: Request) async throws -> View {
@@ -97,7 +97,7 @@ struct AuditController: RouteCollection {
               let revert = try await AuditRevert.load(id, on: req.sql) else {
             throw Abort(.notFound, reason: "This change cannot be reverted.")
         }
-        if revert.resource.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
+        if revert.resource.access.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
         return revert
     }
 
@@ -114,7 +114,7 @@ struct AuditController: RouteCollection {
     func confirmRevert(req: Request) async throws -> View {
         let revert = try await revertable(req)
         var warning: String?
-        if case .delete = revert.kind { warning = try await revert.resource.deleteWarning?(revert.recordID, req.sql) }
+        if case .delete = revert.kind { warning = try await revert.resource.detail.deleteWarning?(revert.recordID, req.sql) }
         return try await req.view.render("confirm", confirmPage(req, revert, refusal: warning))
     }
 
@@ -149,7 +149,7 @@ struct AuditController: RouteCollection {
 
     static func recordURL(table: String, id: Int) -> String? {
         // A nested record (a rights window) has no page of its own without its parent.
-        guard let resource = ResourceRegistry.resource(table: table), resource.parent == nil else { return nil }
+        guard let resource = ResourceRegistry.resource(table: table), resource.access.parent == nil else { return nil }
         return AdminPath.record(resource.slug, id)
     }
 

@@ -118,7 +118,7 @@ struct BookImportController: RouteCollection {
     private func plan(_ stored: Stored, mapping: [String: Int], on sql: any SQLDatabase) async throws -> BookImportPlan {
         let externalIDs = mapping["external_id"].map { index in stored.rows.dropFirst().compactMap { index < $0.count ? $0[index].trimmingCharacters(in: .whitespaces) : nil } } ?? []
         let lookups = try await BookImportPlan.Lookups.load(externalIDs: externalIDs, on: sql)
-        return BookImportPlan.plan(csv: stored.rows, mapping: mapping, fields: AdminResource.books.fields, validate: AdminResource.books.validate, lookups: lookups)
+        return BookImportPlan.plan(csv: stored.rows, mapping: mapping, fields: AdminResource.books.form.fields, validate: AdminResource.books.form.validate, lookups: lookups)
     }
 
     struct Option: Encodable { let value: String; let label: String; let selected: Bool }

@@ -7,7 +7,7 @@ import SQLKit
 /// very window), and an audit row per book with its state before and after.
 enum BookImportRun {
     static func run(_ plan: BookImportPlan, action: String, audit: AuditWriter, on sql: any SQLDatabase) async throws -> (created: Int, updated: Int) {
-        let fields = AdminResource.books.fields.filter { BookImportPlan.bookFields.contains($0.name) }
+        let fields = AdminResource.books.form.fields.filter { BookImportPlan.bookFields.contains($0.name) }
         var rows = plan.rows.filter { if case .refuse = $0.outcome { return false } else { return true } }
         let creates = rows.indices.filter { rows[$0].outcome == .create }
         var newIDs = Set<Int>()

@@ -34,12 +34,12 @@ struct LayoutView: Encodable {
         self.canEdit = user?.canEdit ?? false
         // The registry's resources (staff ones for admins only), the reports and the audit log
         // after the catalog's, and staff last.
-        let resources = ResourceRegistry.navigation.filter { !$0.requiresAdmin || user?.isAdmin == true }
+        let resources = ResourceRegistry.navigation.filter { !$0.access.requiresAdmin || user?.isAdmin == true }
         let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
-            + resources.filter { !$0.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
+            + resources.filter { !$0.access.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
             + [("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
                ("Audit log", AdminPath.audit, "audit")]
-            + resources.filter(\.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
+            + resources.filter(\.access.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
             + (user?.isAdmin == true ? [("Outbox", AdminPath.outbox, "outbox")] : [])
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()

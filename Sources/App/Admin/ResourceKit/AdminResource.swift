@@ -4,6 +4,8 @@ import Vapor
 /// A console resource, declared once: the shared machinery (`ResourceController` over a
 /// `ResourceStore`) and the shared templates render its list, filters, form, detail page, CSV,
 /// batch actions and audit trail. `ResourceRegistry` lists them and checks each at start-up.
+/// Options are grouped as Django's `ModelAdmin` groups them: what the list shows, what the form
+/// edits, what a record's page shows, and who may do what.
 struct AdminResource: Sendable {
     /// URL segment, e.g. "categories".
     let slug: String
@@ -12,53 +14,77 @@ struct AdminResource: Sendable {
     let plural: String
     /// The record's name (over alias `t`), for titles, flashes and the confirmation page.
     let displayName: SQLFragment
-    /// Tables joined to `t` for list and detail columns.
-    var joins: [AdminJoin] = []
-    let columns: [AdminColumn]
-    var detail: [AdminColumn] = []
-    var search: AdminSearch?
-    var filters: [AdminFilter] = []
-    let fields: [AdminField]
-    let defaultSort: String
-    var defaultDescending = false
-    var batchActions: [AdminBatchAction] = []
-    var csvColumns: [AdminColumn] = []
-    /// Constraint name → the field it concerns and the message to show beside it.
-    var constraintMessages: [String: FieldMessage] = [:]
-    /// Adjusts submitted values before validation (e.g. derives a blank slug from the name).
-    var prepare: @Sendable (inout FormValues) -> Void = { _ in }
-    /// Rules across fields (field → message).
-    var validate: @Sendable (FormValues) -> [String: String] = { _ in [:] }
-    /// Writes what is not a column of the table (e.g. `category_ids[]`), in the same transaction.
-    var afterSave: (@Sendable (Int, FormValues, any SQLDatabase) async throws -> Void)?
-    /// Values of non-column fields for the edit form.
-    var loadExtra: (@Sendable (Int, any SQLDatabase) async throws -> [String: [String]])?
-    /// What deleting a record takes with it, for the confirmation page.
-    var deleteWarning: (@Sendable (Int, any SQLDatabase) async throws -> String?)?
-    /// Lists shown on the detail page.
-    var related: [AdminRelated] = []
-    /// The record as JSON for the audit log (over alias `t`).
-    var snapshot: SQLFragment = "to_jsonb(t)"
-    /// Nested resources (rights windows) live under a parent record.
-    var parent: AdminParent?
-    /// Unfiltered lists above this many rows show the planner's estimate ("about N").
-    var estimateAbove: Int = 20_000
-    /// A CSV import page for this resource, linked from its list for those who may write.
-    var importURL: String? = nil
-    var allowCreate = true
-    var allowDelete = true
-    /// Staff records: admins only, reads included. Otherwise editors and admins write, viewers read.
-    var requiresAdmin = false
-    /// Extra buttons on a record's page for those who may write: a label and the path under the record.
-    var recordActions: [RecordAction] = []
-    /// The navigation's label, when not the plural.
-    var menuLabel: String?
+    var list: List
+    var form: Form
+    var detail = Detail()
+    var access = Access()
 
-    var csv: [AdminColumn] { csvColumns.isEmpty ? columns : csvColumns }
-    var storedFields: [AdminField] { fields.filter(\.stored) }
+    /// The list page: columns, search, filters, order, batch actions, CSV export and import.
+    struct List: Sendable {
+        /// Tables joined to `t` for list and detail columns.
+        var joins: [AdminJoin] = []
+        let columns: [AdminColumn]
+        var search: AdminSearch?
+        var filters: [AdminFilter] = []
+        let defaultSort: String
+        var defaultDescending = false
+        var batchActions: [AdminBatchAction] = []
+        /// The CSV export's columns, when not the list's.
+        var csvColumns: [AdminColumn] = []
+        /// Unfiltered lists above this many rows show the planner's estimate ("about N").
+        var estimateAbove: Int = 20_000
+        /// A CSV import page for this resource, linked from its list for those who may write.
+        var importURL: String? = nil
+
+        var csv: [AdminColumn] { csvColumns.isEmpty ? columns : csvColumns }
+    }
+
+    /// The create and edit form, and how a save is checked and completed.
+    struct Form: Sendable {
+        let fields: [AdminField]
+        /// Constraint name → the field it concerns and the message to show beside it.
+        var constraintMessages: [String: FieldMessage] = [:]
+        /// Adjusts submitted values before validation (e.g. derives a blank slug from the name).
+        var prepare: @Sendable (inout FormValues) -> Void = { _ in }
+        /// Rules across fields (field → message).
+        var validate: @Sendable (FormValues) -> [String: String] = { _ in [:] }
+        /// Writes what is not a column of the table (e.g. `category_ids[]`), in the same transaction.
+        var afterSave: (@Sendable (Int, FormValues, any SQLDatabase) async throws -> Void)?
+        /// Values of non-column fields for the edit form.
+        var loadExtra: (@Sendable (Int, any SQLDatabase) async throws -> [String: [String]])?
+
+        var storedFields: [AdminField] { fields.filter(\.stored) }
+    }
+
+    /// A record's page: its rows, related lists, extra actions, what deleting takes along, and
+    /// the record as the audit log keeps it.
+    struct Detail: Sendable {
+        var columns: [AdminColumn] = []
+        /// Lists shown on the detail page.
+        var related: [AdminRelated] = []
+        /// Extra buttons for those who may write: a label and the path under the record.
+        var recordActions: [RecordAction] = []
+        /// What deleting a record takes with it, for the confirmation page.
+        var deleteWarning: (@Sendable (Int, any SQLDatabase) async throws -> String?)?
+        /// The record as JSON for the audit log (over alias `t`).
+        var snapshot: SQLFragment = "to_jsonb(t)"
+    }
+
+    /// Who may do what, and where the resource sits in the console.
+    struct Access: Sendable {
+        var allowCreate = true
+        var allowDelete = true
+        /// Staff records: admins only, reads included. Otherwise editors and admins write, viewers read.
+        var requiresAdmin = false
+        /// Nested resources (rights windows) live under a parent record.
+        var parent: AdminParent?
+        /// The navigation's label, when not the plural.
+        var menuLabel: String?
+    }
+
     /// The navigation section the resource's pages belong to (a nested one, its parent's).
-    var section: String { parent?.slug ?? slug }
-    var navigationLabel: String { menuLabel ?? plural }
+    var section: String { access.parent?.slug ?? slug }
+    var navigationLabel: String { access.menuLabel ?? plural }
 }
 
 struct RecordAction: Sendable {

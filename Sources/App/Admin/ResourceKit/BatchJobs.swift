@@ -15,7 +15,7 @@ enum BatchJobs {
     static func describe(_ request: ListRequest, of resource: AdminResource) -> String {
         var parts: [String] = []
         if let search = request.search { parts.append("search “\(search)”") }
-        for filter in resource.filters {
+        for filter in resource.list.filters {
             if let value = request.filterValues[filter.name] { parts.append("\(filter.label): \(value)") }
         }
         return parts.isEmpty ? "all \(resource.plural.lowercased())" : parts.joined(separator: "; ")

@@ -27,10 +27,10 @@ struct ListRequest: Sendable {
             return text?.isEmpty == false && text?.unicodeScalars.contains("\u{0}") == false ? text : nil
         }
         var conditions: [SQLQueryString] = []
-        search = resource.search == nil ? nil : value("q").map { String($0.prefix(200)) }
-        if let search, let condition = resource.search?.condition(search) { conditions.append(condition) }
+        search = resource.list.search == nil ? nil : value("q").map { String($0.prefix(200)) }
+        if let search, let condition = resource.list.search?.condition(search) { conditions.append(condition) }
         var filterValues: [String: String] = [:]
-        for filter in resource.filters {
+        for filter in resource.list.filters {
             if let text = value(filter.name), let condition = filter.condition(text) {
                 filterValues[filter.name] = text
                 conditions.append(condition)
@@ -40,12 +40,12 @@ struct ListRequest: Sendable {
         self.conditions = conditions
         let sortText = value("sort") ?? ""
         let key = sortText.hasPrefix("-") ? String(sortText.dropFirst()) : sortText
-        if resource.columns.contains(where: { $0.key == key && $0.sortable }) {
+        if resource.list.columns.contains(where: { $0.key == key && $0.sortable }) {
             sortKey = key
             descending = sortText.hasPrefix("-")
         } else {
-            sortKey = resource.defaultSort
-            descending = resource.defaultDescending
+            sortKey = resource.list.defaultSort
+            descending = resource.list.defaultDescending
         }
         page = max(1, min(Int(value("page") ?? "") ?? 1, 100_000))
         let perPage = Int(value("per_page") ?? "") ?? 0
@@ -89,10 +89,10 @@ extension ResourceStore {
         let capped = matching(request).column(SQLLiteral.numeric("1")).limit(Self.countCap + 1).select
         let count: SQLQueryString = "SELECT count(*) AS n FROM (\(capped)) x"
         func exact(_ n: Int) -> (count: Int, exact: Bool, capped: Bool) { (min(n, Self.countCap), true, n > Self.countCap) }
-        if resource.parent != nil { return exact(try await sql.number(count)) }
+        if resource.access.parent != nil { return exact(try await sql.number(count)) }
         // The count's subquery runs only when the table is small (a lazily evaluated init plan).
         let row = try await sql.raw("""
-            SELECT c.reltuples::bigint AS estimate, CASE WHEN c.reltuples <= \(literal: resource.estimateAbove) THEN (\(count)) END AS n
+            SELECT c.reltuples::bigint AS estimate, CASE WHEN c.reltuples <= \(literal: resource.list.estimateAbove) THEN (\(count)) END AS n
               FROM pg_class c WHERE c.oid = to_regclass(\(bind: resource.table))
             """).first()
         if let n = try row?.decode(column: "n", as: Int?.self) { return exact(n) }
@@ -129,7 +129,7 @@ extension ResourceStore {
     /// walk where an index has it, however deep the page), then only those rows are read with
     /// their columns, joins and subqueries. Joins the ids do not need are removed by the planner.
     func rows(_ request: ListRequest) async throws -> [any SQLRow] {
-        let sortColumn = resource.columns.first { $0.key == request.sortKey } ?? resource.columns[0]
+        let sortColumn = resource.list.columns.first { $0.key == request.sortKey } ?? resource.list.columns[0]
         let direction: SQLDirection = request.descending ? .descending : .ascending
         // No NULLS clause: the default null order is the one the indexes have, so a sort can walk one.
         let ids = matching(request, also: [sortColumn.sortExpression]).column(Self.id)
@@ -138,15 +138,15 @@ extension ResourceStore {
         let page = sql.select().column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
             .from(SQLAlias(SQLGroupExpression(ids.select), as: SQLIdentifier("page")))
             .join(table, method: SQLJoinMethod.inner, on: SQLBinaryExpression(SQLColumn("id", table: "page"), .equal, Self.id))
-        for join in resource.joins { join.add(to: page) }
-        for column in resource.columns { page.column(column.selected) }
+        for join in resource.list.joins { join.add(to: page) }
+        for column in resource.list.columns { page.column(column.selected) }
         return try await page.orderBy(sortColumn.sortExpression, direction).orderBy(Self.id, direction).all()
     }
 
     /// The CSV's next chunk of rows after `lastID`, in id order (a keyset, so a million rows stream).
     func exportChunk(_ request: ListRequest, after lastID: Int) async throws -> [any SQLRow] {
-        let builder = matching(request, also: resource.csv.map(\.expression)).column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
-        for column in resource.csv { builder.column(column.selected) }
+        let builder = matching(request, also: resource.list.csv.map(\.expression)).column(SQLAlias(Self.id, as: SQLIdentifier("row_id")))
+        for column in resource.list.csv { builder.column(column.selected) }
         return try await builder.where(Self.id, .greaterThan, SQLBind(lastID)).orderBy(Self.id).limit(2000).all()
     }
 }

@@ -4,10 +4,10 @@ extension ResourceController {
     @Sendable
     func new(req: Request) async throws -> View {
         try requireWriter(req)
-        guard resource.allowCreate else { throw Abort(.notFound) }
+        guard resource.access.allowCreate else { throw Abort(.notFound) }
         let store = try await store(req)
         var raw: [String: String] = [:]
-        for field in resource.fields { raw[field.name] = field.defaultValue ?? "" }
+        for field in resource.form.fields { raw[field.name] = field.defaultValue ?? "" }
         return try await renderForm(req, store, values: FormValues(raw: raw, lists: [:]), errors: [:], id: nil)
     }
 
@@ -22,7 +22,7 @@ extension ResourceController {
 
     @Sendable
     func create(req: Request) async throws -> Response {
-        guard resource.allowCreate else { try requireWriter(req); throw Abort(.notFound) }
+        guard resource.access.allowCreate else { try requireWriter(req); throw Abort(.notFound) }
         return try await save(req, id: nil)
     }
 
@@ -36,10 +36,10 @@ extension ResourceController {
     private func save(_ req: Request, id: Int?) async throws -> Response {
         try requireWriter(req)
         let store = try await store(req)
-        var values = FormValues(form: try FormBody(req), fields: resource.fields)
-        resource.prepare(&values)
-        var errors = values.parse(resource.fields)
-        if errors.isEmpty { errors = resource.validate(values) }
+        var values = FormValues(form: try FormBody(req), fields: resource.form.fields)
+        resource.form.prepare(&values)
+        var errors = values.parse(resource.form.fields)
+        if errors.isEmpty { errors = resource.form.validate(values) }
         guard errors.isEmpty else { return try await invalid(req, store, values, errors, id: id) }
         let audit = AuditWriter(staff: try req.staff), parsed = values
         do {
@@ -55,7 +55,7 @@ extension ResourceController {
     private func renderForm(_ req: Request, _ store: ResourceStore, values: FormValues, errors: [String: String], id: Int?) async throws -> View {
         var lookups = LookupCache(sql: req.sql)
         var fields: [FieldView] = []
-        for field in resource.fields {
+        for field in resource.form.fields {
             var options: [Choice] = []
             if case .choice(let choices) = field.kind { options = choices }
             if let lookup = field.lookup { options = try await lookups.choices(lookup) }
@@ -64,7 +64,7 @@ extension ResourceController {
         let path = paths(store)
         let heading = id.map { "Edit \(resource.singular.lowercased()) #\($0)" } ?? "New \(resource.singular.lowercased())"
         let action = id.map(path.record) ?? path.list
-        let summary = resource.fields.compactMap { field in errors[field.name].map { "\(field.label): \($0)" } }
+        let summary = resource.form.fields.compactMap { field in errors[field.name].map { "\(field.label): \($0)" } }
         let page = FormPage(layout: LayoutView(req, title: heading, section: resource.section),
                             heading: heading, action: action, cancelURL: action, fields: fields,
                             hasErrors: !errors.isEmpty, errorSummary: summary)
@@ -80,8 +80,8 @@ extension ResourceController {
     /// A constraint violation as a field error, when the resource names it.
     private func fieldError(for error: any Error) -> [String: String]? {
         guard let violation = ConstraintViolation(error) else { return nil }
-        if let message = resource.constraintMessages[violation.constraint] { return [message.field: message.message] }
-        if violation.kind == .foreignKey, let field = resource.fields.first(where: { violation.constraint.contains($0.name) }) {
+        if let message = resource.form.constraintMessages[violation.constraint] { return [message.field: message.message] }
+        if violation.kind == .foreignKey, let field = resource.form.fields.first(where: { violation.constraint.contains($0.name) }) {
             return [field.name: "Choose from the list."]
         }
         return ["_": "The database refused this change (\(violation.constraint))."]

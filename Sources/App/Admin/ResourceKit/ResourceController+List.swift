@@ -18,7 +18,7 @@ extension ResourceController {
         try requireReader(req)
         let store = try await store(req)
         let request = ListRequest(resource, query: req.url.query)
-        let columns = resource.csv
+        let columns = resource.list.csv
         let response = Response(status: .ok, body: .init(asyncStream: { writer in
             do {
                 try await writer.write(.buffer(ByteBuffer(string: CSV.line(["id"] + columns.map(\.label)))))
@@ -53,7 +53,7 @@ extension ResourceController {
         let list = paths(store).list
         let form = try FormBody(req)
         let back = form.value("return_to").flatMap { ConsolePath.validated($0, under: list) } ?? list
-        guard let action = resource.batchActions.first(where: { $0.name == form.value("action") }) else {
+        guard let action = resource.list.batchActions.first(where: { $0.name == form.value("action") }) else {
             req.adminSession.flash("Choose an action for the selected rows.")
             return req.redirect(to: back)
         }
@@ -62,7 +62,7 @@ extension ResourceController {
             req.adminSession.flash("Choose a \(action.targetLabel?.lowercased() ?? "target") for “\(action.label)”.")
             return req.redirect(to: back)
         }
-        if form.value("scope") == "matching", resource.parent == nil {
+        if form.value("scope") == "matching", resource.access.parent == nil {
             return try await batchMatching(req, store: store, action: action, target: target, filter: form.value("matching_query") ?? "",
                                            confirmed: form.value("confirmed") == "yes")
         }

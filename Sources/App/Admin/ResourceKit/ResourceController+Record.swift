@@ -8,12 +8,12 @@ extension ResourceController {
         let store = try await store(req)
         let id = try recordID(req)
         let path = paths(store)
-        let columns = resource.detail.isEmpty ? resource.columns : resource.detail
+        let columns = resource.detail.columns.isEmpty ? resource.list.columns : resource.detail.columns
         guard let (name, row) = try await store.detail(id, columns: columns) else { throw notFound }
         let staff = try req.staff
         let details = try columns.map { DetailView(label: $0.label, cell: try Cells.view(row, $0, link: path.record(id))) }
         var related: [RelatedView] = []
-        for section in resource.related {
+        for section in resource.detail.related {
             related.append(try await relatedView(section, of: id, on: req.sql, editor: staff.canEdit))
         }
         let writer = canWrite(staff)
@@ -22,9 +22,9 @@ extension ResourceController {
             heading: "\(resource.singular): \(name)",
             listURL: path.list, listLabel: "All \(resource.plural.lowercased())",
             editURL: writer ? path.edit(id) : nil,
-            deleteURL: writer && resource.allowDelete ? path.delete(id) : nil,
+            deleteURL: writer && resource.access.allowDelete ? path.delete(id) : nil,
             historyURL: AdminPath.history(table: resource.table, id: id),
-            actions: writer ? resource.recordActions.map { .init(label: $0.label, href: path.action(id, $0), current: false) } : [],
+            actions: writer ? resource.detail.recordActions.map { .init(label: $0.label, href: path.action(id, $0), current: false) } : [],
             details: details, related: related)
         return try await req.view.render("show", page)
     }
@@ -48,12 +48,12 @@ extension ResourceController {
     @Sendable
     func confirmDelete(req: Request) async throws -> View {
         try requireWriter(req)
-        guard resource.allowDelete else { throw Abort(.notFound) }
+        guard resource.access.allowDelete else { throw Abort(.notFound) }
         let store = try await store(req)
         let id = try recordID(req)
         let path = paths(store)
         guard let name = try await store.displayName(id) else { throw notFound }
-        let warning = try await resource.deleteWarning?(id, req.sql)
+        let warning = try await resource.detail.deleteWarning?(id, req.sql)
         let page = ConfirmPage(layout: LayoutView(req, title: "Delete \(name)", section: resource.section),
                                heading: "Delete \(resource.singular.lowercased()) “\(name)”?",
                                message: "This cannot be undone.", warning: warning,
@@ -64,7 +64,7 @@ extension ResourceController {
     @Sendable
     func delete(req: Request) async throws -> Response {
         try requireWriter(req)
-        guard resource.allowDelete else { throw Abort(.notFound) }
+        guard resource.access.allowDelete else { throw Abort(.notFound) }
         let store = try await store(req)
         let id = try recordID(req)
         let audit = AuditWriter(staff: try req.staff)

@@ -10,7 +10,7 @@ struct ResourceController: RouteCollection, Sendable {
         var base: [PathComponent] = []
         // A nested resource's parent id takes the name the parent's own routes use (":id"):
         // the router needs one parameter name per position.
-        if let parent = resource.parent { base = [.constant(parent.slug), .parameter("id")] }
+        if let parent = resource.access.parent { base = [.constant(parent.slug), .parameter("id")] }
         base.append(.constant(resource.slug))
         let id: PathComponent = .parameter(idParameter)
         routes.get(base, use: list)
@@ -27,11 +27,11 @@ struct ResourceController: RouteCollection, Sendable {
 
     // MARK: - Request parts
 
-    private var idParameter: String { resource.parent == nil ? "id" : "record_id" }
+    private var idParameter: String { resource.access.parent == nil ? "id" : "record_id" }
 
     /// The store for this request: the parent from the path (404 when it does not exist).
     func store(_ req: Request) async throws -> ResourceStore {
-        guard let parent = resource.parent else { return ResourceStore(resource: resource, parentID: nil, sql: req.sql) }
+        guard let parent = resource.access.parent else { return ResourceStore(resource: resource, parentID: nil, sql: req.sql) }
         let store = ResourceStore(resource: resource, parentID: req.parameters.get("id").flatMap(Int.init), sql: req.sql)
         guard let id = store.parentID, id > 0, try await store.parentName() != nil else {
             throw Abort(.notFound, reason: "No such \(parent.label.lowercased()).")
@@ -50,12 +50,12 @@ struct ResourceController: RouteCollection, Sendable {
 
     /// Resources for admins only (staff) are hidden from everyone else, reads included.
     func requireReader(_ req: Request) throws {
-        if resource.requiresAdmin { try req.requireAdmin() }
+        if resource.access.requiresAdmin { try req.requireAdmin() }
     }
 
     func requireWriter(_ req: Request) throws {
-        if resource.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
+        if resource.access.requiresAdmin { try req.requireAdmin() } else { try req.requireEditor() }
     }
 
-    func canWrite(_ staff: StaffUser) -> Bool { resource.requiresAdmin ? staff.isAdmin : staff.canEdit }
+    func canWrite(_ staff: StaffUser) -> Bool { resource.access.requiresAdmin ? staff.isAdmin : staff.canEdit }
 }

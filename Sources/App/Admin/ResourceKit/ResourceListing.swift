@@ -21,11 +21,11 @@ struct ResourceListing {
         let hasNext = rows.count > request.perPage
         let views = try rows.prefix(request.perPage).map { row -> RowView in
             let id = try row.decode(column: "row_id", as: Int.self)
-            return RowView(id: id, cells: try resource.columns.map { try Cells.view(row, $0, link: path.record(id)) })
+            return RowView(id: id, cells: try resource.list.columns.map { try Cells.view(row, $0, link: path.record(id)) })
         }
         var lookups = LookupCache(sql: store.sql)
         var filters: [FilterView] = []
-        for filter in resource.filters {
+        for filter in resource.list.filters {
             let current = request.filterValues[filter.name] ?? ""
             let options = try await lookups.choices(filter.kind)
             filters.append(FilterView(
@@ -34,21 +34,21 @@ struct ResourceListing {
                 value: current))
         }
         let countText = countText(total, exact: exact, capped: capped)
-        let batch = staff.canEdit && !resource.batchActions.isEmpty ? try await batchView(&lookups, countText: countText) : nil
+        let batch = staff.canEdit && !resource.list.batchActions.isEmpty ? try await batchView(&lookups, countText: countText) : nil
         let parentName = try await store.parentName()
-        let canWrite = resource.requiresAdmin ? staff.isAdmin : staff.canEdit
+        let canWrite = resource.access.requiresAdmin ? staff.isAdmin : staff.canEdit
         return ListPage(
             layout: LayoutView(req, title: resource.plural, section: resource.section),
             heading: parentName.map { "\(resource.plural) of “\($0)”" } ?? resource.plural,
             parentHeading: parentName,
             parentURL: path.parent,
-            newURL: canWrite && resource.allowCreate ? path.new : nil,
+            newURL: canWrite && resource.access.allowCreate ? path.new : nil,
             newLabel: "New \(resource.singular.lowercased())",
-            importURL: canWrite ? resource.importURL : nil,
+            importURL: canWrite ? resource.list.importURL : nil,
             exportURL: path.export + (request.query.pairs.isEmpty ? "" : "?" + request.query.encoded),
             listURL: path.list,
             batchURL: batch == nil ? nil : path.batch,
-            search: request.search, searchLabel: resource.search?.label, hasSearch: resource.search != nil,
+            search: request.search, searchLabel: resource.list.search?.label, hasSearch: resource.list.search != nil,
             filters: filters, headers: headers(), rows: views,
             countText: countText,
             pagination: pagination(hasNext: hasNext, lastPage: exact && !capped ? max(1, (total + request.perPage - 1) / request.perPage) : nil),
@@ -59,18 +59,18 @@ struct ResourceListing {
     /// The batch controls; "everything matching" (not for nested lists) carries the filter, not the page.
     private func batchView(_ lookups: inout LookupCache, countText: String) async throws -> BatchView {
         var targets: [BatchView.TargetView] = []
-        for action in resource.batchActions {
+        for action in resource.list.batchActions {
             if let kind = action.target, let options = try await lookups.choices(kind) {
                 targets.append(.init(action: action.name, label: action.targetLabel ?? "Target",
                                      options: ([Choice(value: "", label: "Choose…")] + options).map { OptionView(value: $0.value, label: $0.label, selected: false) }))
             }
         }
-        return BatchView(actions: resource.batchActions.map { OptionView(value: $0.name, label: $0.label, selected: false) }, targets: targets,
-                         matchingLabel: resource.parent == nil ? "Everything matching this filter (\(countText))" : nil, matchingQuery: request.filterQuery)
+        return BatchView(actions: resource.list.batchActions.map { OptionView(value: $0.name, label: $0.label, selected: false) }, targets: targets,
+                         matchingLabel: resource.access.parent == nil ? "Everything matching this filter (\(countText))" : nil, matchingQuery: request.filterQuery)
     }
 
     private func headers() -> [HeaderView] {
-        resource.columns.map { column -> HeaderView in
+        resource.list.columns.map { column -> HeaderView in
             guard column.sortable else { return HeaderView(label: column.label, sortURL: nil, sorted: nil) }
             let current = column.key == request.sortKey
             let next = current && !request.descending ? "-" + column.key : column.key
@@ -99,7 +99,7 @@ struct ResourceListing {
     /// The current sort and page size, kept when the search form is sent.
     private func hidden() -> [OptionView] {
         var hidden: [OptionView] = []
-        if request.sortKey != resource.defaultSort || request.descending != resource.defaultDescending {
+        if request.sortKey != resource.list.defaultSort || request.descending != resource.list.defaultDescending {
             hidden.append(OptionView(value: (request.descending ? "-" : "") + request.sortKey, label: "sort", selected: false))
         }
         if request.perPage != ListRequest.defaultPerPage {

@@ -17,7 +17,7 @@ struct ResourceStore: Sendable {
 
     /// `SELECT … FROM table t` with the resource's joins, kept to the parent's records.
     func select(joined: Bool = true) -> SQLSelectBuilder {
-        select(joins: joined ? resource.joins : [])
+        select(joins: joined ? resource.list.joins : [])
     }
 
     func select(joins: [AdminJoin]) -> SQLSelectBuilder {
@@ -35,12 +35,12 @@ struct ResourceStore: Sendable {
             expression.serialize(to: &serializer)
             serializer.write(" ")
         }
-        return resource.joins.filter { serializer.sql.contains("\($0.alias).") || serializer.sql.contains("\"\($0.alias)\".") }
+        return resource.list.joins.filter { serializer.sql.contains("\($0.alias).") || serializer.sql.contains("\"\($0.alias)\".") }
     }
 
     /// Only the parent's records, when nested.
     func scoped<Builder: SQLPredicateBuilder>(_ builder: Builder) -> Builder {
-        if let parent = resource.parent, let parentID {
+        if let parent = resource.access.parent, let parentID {
             builder.where(SQLColumn(parent.column, table: "t"), .equal, SQLBind(parentID))
         }
         return builder
@@ -50,7 +50,7 @@ struct ResourceStore: Sendable {
 
     /// The parent record's name; nil when there is no such parent.
     func parentName() async throws -> String? {
-        guard let parent = resource.parent, let parentID else { return nil }
+        guard let parent = resource.access.parent, let parentID else { return nil }
         return try await sql.select().column(SQLAlias(SQLQueryString("(\(parent.displayName))::text"), as: SQLIdentifier("display_name")))
             .from(SQLAlias(SQLIdentifier(parent.table), as: Self.record)).where(Self.id, .equal, SQLBind(parentID))
             .first()?.decode(column: "display_name", as: String.self)
@@ -72,18 +72,18 @@ struct ResourceStore: Sendable {
     /// The stored fields as the edit form shows them, and the non-column ones (`loadExtra`).
     func formValues(_ id: Int) async throws -> FormValues? {
         let builder = select(joined: false)
-        for field in resource.storedFields { builder.column(field.formValue) }
+        for field in resource.form.storedFields { builder.column(field.formValue) }
         guard let row = try await builder.where(Self.id, .equal, SQLBind(id)).first() else { return nil }
         var raw: [String: String] = [:]
-        for field in resource.storedFields { raw[field.name] = try row.decode(column: field.name, as: String?.self) ?? "" }
-        return FormValues(raw: raw, lists: try await resource.loadExtra?(id, sql) ?? [:])
+        for field in resource.form.storedFields { raw[field.name] = try row.decode(column: field.name, as: String?.self) ?? "" }
+        return FormValues(raw: raw, lists: try await resource.form.loadExtra?(id, sql) ?? [:])
     }
 
     /// JSON snapshots of `ids` for the audit log.
     func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await sql.select().column(Self.id)
-            .column(SQLAlias(SQLQueryString("(\(resource.snapshot))::text"), as: SQLIdentifier("snapshot")))
+            .column(SQLAlias(SQLQueryString("(\(resource.detail.snapshot))::text"), as: SQLIdentifier("snapshot")))
             .from(table).where(Self.id, .equal, SQLFunction("ANY", args: SQLBind(ids))).all()
         var result: [Int: String] = [:]
         for row in rows { result[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self) }
@@ -98,20 +98,20 @@ struct ResourceStore: Sendable {
         if let id {
             guard !before.isEmpty else { return nil }
             let update = transaction.update(table)
-            for field in resource.storedFields { update.set(SQLIdentifier(field.name), to: values.bound(field)) }
+            for field in resource.form.storedFields { update.set(SQLIdentifier(field.name), to: values.bound(field)) }
             guard try await scoped(update.where(Self.id, .equal, SQLBind(id))).returning(Self.id).first() != nil else { return nil }
             saved = id
         } else {
-            var columns = resource.storedFields.map(\.name)
-            var binds = resource.storedFields.map { values.bound($0) as any SQLExpression }
-            if let parent = resource.parent, let parentID {
+            var columns = resource.form.storedFields.map(\.name)
+            var binds = resource.form.storedFields.map { values.bound($0) as any SQLExpression }
+            if let parent = resource.access.parent, let parentID {
                 columns.append(parent.column)
                 binds.append(SQLBind(parentID))
             }
             saved = try await transaction.insert(into: SQLIdentifier(resource.table)).columns(columns).values(binds)
                 .returning("id").first()!.decode(column: "id", as: Int.self)
         }
-        try await resource.afterSave?(saved, values, transaction)
+        try await resource.form.afterSave?(saved, values, transaction)
         let after = try await snapshots([saved], on: transaction)
         if before[saved] != after[saved] {
             try await audit.record(id == nil ? "create" : "update", table: resource.table, ids: [saved], before: before, after: after, on: transaction)

@@ -9,60 +9,68 @@ extension AdminResource {
     static let parents = AdminResource(
         slug: "parents", table: "parents", singular: "Parent", plural: "Parents",
         displayName: "'Parent #' || t.id",
-        columns: [
-            AdminColumn("email", "Email", sortable: true, format: .link),
-            AdminColumn("verified", "Verified", sql: "t.email_verified_at IS NOT NULL", format: .boolean),
-            AdminColumn("country", "Country", sortable: true),
-            AdminColumn("children", "Children", sql: "(SELECT count(*) FROM children c WHERE c.parent_id = t.id)", format: .number),
-            AdminColumn("devices", "Devices", sql: "(SELECT count(*) FROM parent_devices d WHERE d.parent_id = t.id AND d.revoked_at IS NULL)", format: .number),
-            AdminColumn("locked", "Locked", sql: "t.locked_at IS NOT NULL", format: .boolean),
-            AdminColumn("created_at", "Created", sortable: true, format: .datetime),
-        ],
-        search: AdminSearch(label: "Email") { text in
-            let words = text.trimmingCharacters(in: .whitespaces)
-            return words.isEmpty ? nil : "lower(t.email) LIKE \(bind: "%" + words.lowercased().replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%")"
-        },
-        fields: [
-            AdminField(name: "country", label: "Country (ISO 3166-1 alpha-2)", kind: .text(maxLength: 2), required: true),
-        ],
-        defaultSort: "created_at",
-        defaultDescending: true,
-        batchActions: [
-            AdminBatchAction(name: "lock", label: "Lock (and sign every device out)", target: nil, targetLabel: nil) { ids, _, batch in
-                let locked = try await batch.audited("lock", ids) { sql in
-                    let locked = try await sql.raw("""
-                        UPDATE parents SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NULL RETURNING id
-                        """).all().map { try $0.decode(column: "id", as: Int.self) }
-                    _ = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: locked)::bigint[])", on: sql)
-                    return locked
+        list: .init(
+            columns: [
+                AdminColumn("email", "Email", sortable: true, format: .link),
+                AdminColumn("verified", "Verified", sql: "t.email_verified_at IS NOT NULL", format: .boolean),
+                AdminColumn("country", "Country", sortable: true),
+                AdminColumn("children", "Children", sql: "(SELECT count(*) FROM children c WHERE c.parent_id = t.id)", format: .number),
+                AdminColumn("devices", "Devices", sql: "(SELECT count(*) FROM parent_devices d WHERE d.parent_id = t.id AND d.revoked_at IS NULL)", format: .number),
+                AdminColumn("locked", "Locked", sql: "t.locked_at IS NOT NULL", format: .boolean),
+                AdminColumn("created_at", "Created", sortable: true, format: .datetime),
+            ],
+            search: AdminSearch(label: "Email") { text in
+                let words = text.trimmingCharacters(in: .whitespaces)
+                return words.isEmpty ? nil : "lower(t.email) LIKE \(bind: "%" + words.lowercased().replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%")"
+            },
+            defaultSort: "created_at",
+            defaultDescending: true,
+            batchActions: [
+                AdminBatchAction(name: "lock", label: "Lock (and sign every device out)", target: nil, targetLabel: nil) { ids, _, batch in
+                    let locked = try await batch.audited("lock", ids) { sql in
+                        let locked = try await sql.raw("""
+                            UPDATE parents SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NULL RETURNING id
+                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                        _ = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: locked)::bigint[])", on: sql)
+                        return locked
+                    }
+                    return "\(locked.count) \(locked.count == 1 ? "account" : "accounts") locked; their devices are signed out."
+                },
+                AdminBatchAction(name: "unlock", label: "Unlock", target: nil, targetLabel: nil) { ids, _, batch in
+                    let unlocked = try await batch.audited("unlock", ids) { sql in
+                        try await sql.raw("""
+                            UPDATE parents SET locked_at = NULL WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NOT NULL RETURNING id
+                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                    }
+                    return "\(unlocked.count) \(unlocked.count == 1 ? "account" : "accounts") unlocked."
+                },
+                AdminBatchAction(name: "sign_out", label: "Sign every device out", target: nil, targetLabel: nil) { ids, _, batch in
+                    let devices = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: ids)::bigint[])", on: batch.sql)
+                    _ = try await batch.audited("sign every device out", ids) { _ in ids }
+                    return "\(devices.count) \(devices.count == 1 ? "device" : "devices") signed out (every instance knows within a second)."
+                },
+            ]
+        ),
+        form: .init(
+            fields: [
+                AdminField(name: "country", label: "Country (ISO 3166-1 alpha-2)", kind: .text(maxLength: 2), required: true),
+            ],
+            constraintMessages: ["parents_country_format": FieldMessage(field: "country", message: "Enter a two-letter country code in capitals, such as FR.")],
+            validate: { values in
+                guard case .text(let text)? = values["country"], case .success(let codes) = Territories.parse(text), codes == [text] else {
+                    return ["country": "Enter a two-letter country code such as FR or US."]
                 }
-                return "\(locked.count) \(locked.count == 1 ? "account" : "accounts") locked; their devices are signed out."
-            },
-            AdminBatchAction(name: "unlock", label: "Unlock", target: nil, targetLabel: nil) { ids, _, batch in
-                let unlocked = try await batch.audited("unlock", ids) { sql in
-                    try await sql.raw("""
-                        UPDATE parents SET locked_at = NULL WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NOT NULL RETURNING id
-                        """).all().map { try $0.decode(column: "id", as: Int.self) }
-                }
-                return "\(unlocked.count) \(unlocked.count == 1 ? "account" : "accounts") unlocked."
-            },
-            AdminBatchAction(name: "sign_out", label: "Sign every device out", target: nil, targetLabel: nil) { ids, _, batch in
-                let devices = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: ids)::bigint[])", on: batch.sql)
-                _ = try await batch.audited("sign every device out", ids) { _ in ids }
-                return "\(devices.count) \(devices.count == 1 ? "device" : "devices") signed out (every instance knows within a second)."
-            },
-        ],
-        constraintMessages: ["parents_country_format": FieldMessage(field: "country", message: "Enter a two-letter country code in capitals, such as FR.")],
-        validate: { values in
-            guard case .text(let text)? = values["country"], case .success(let codes) = Territories.parse(text), codes == [text] else {
-                return ["country": "Enter a two-letter country code such as FR or US."]
+                return [:]
             }
-            return [:]
-        },
-        snapshot: "jsonb_build_object('id', t.id, 'country', t.country, 'email_verified_at', t.email_verified_at, 'locked_at', t.locked_at)",
-        allowCreate: false,
-        allowDelete: false,
-        requiresAdmin: true,
-        menuLabel: "Parents"
+        ),
+        detail: .init(
+            snapshot: "jsonb_build_object('id', t.id, 'country', t.country, 'email_verified_at', t.email_verified_at, 'locked_at', t.locked_at)"
+        ),
+        access: .init(
+            allowCreate: false,
+            allowDelete: false,
+            requiresAdmin: true,
+            menuLabel: "Parents"
+        )
     )
 }

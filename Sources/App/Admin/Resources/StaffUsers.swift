@@ -8,24 +8,32 @@ extension AdminResource {
     static let staffUsers = AdminResource(
         slug: "staff_users", table: "staff_users", singular: "Staff user", plural: "Staff users",
         displayName: "t.email",
-        columns: [
-            AdminColumn("email", "Email", sortable: true, format: .link),
-            AdminColumn("role", "Role", sortable: true, format: .badge),
-            AdminColumn("created_at", "Created", sortable: true, format: .datetime),
-        ],
-        fields: [
-            AdminField(name: "email", label: "Email", kind: .text(maxLength: 320), required: true),
-            AdminField(name: "role", label: "Role", kind: .choice(staffRoles), required: true, defaultValue: "editor"),
-        ],
-        defaultSort: "email",
-        constraintMessages: [
-            "staff_users_email_key": FieldMessage(field: "email", message: "A staff user with this email already exists."),
-            "staff_users_email_format": FieldMessage(field: "email", message: "Enter an email address."),
-        ],
-        snapshot: "to_jsonb(t) - 'password_hash'",
-        allowCreate: false,
-        requiresAdmin: true,
-        recordActions: [RecordAction(label: "Reset password", path: ResourcePath.password)],
-        menuLabel: "Staff"
+        list: .init(
+            columns: [
+                AdminColumn("email", "Email", sortable: true, format: .link),
+                AdminColumn("role", "Role", sortable: true, format: .badge),
+                AdminColumn("created_at", "Created", sortable: true, format: .datetime),
+            ],
+            defaultSort: "email"
+        ),
+        form: .init(
+            fields: [
+                AdminField(name: "email", label: "Email", kind: .text(maxLength: 320), required: true),
+                AdminField(name: "role", label: "Role", kind: .choice(staffRoles), required: true, defaultValue: "editor"),
+            ],
+            constraintMessages: [
+                "staff_users_email_key": FieldMessage(field: "email", message: "A staff user with this email already exists."),
+                "staff_users_email_format": FieldMessage(field: "email", message: "Enter an email address."),
+            ]
+        ),
+        detail: .init(
+            recordActions: [RecordAction(label: "Reset password", path: ResourcePath.password)],
+            snapshot: "to_jsonb(t) - 'password_hash'"
+        ),
+        access: .init(
+            allowCreate: false,
+            requiresAdmin: true,
+            menuLabel: "Staff"
+        )
     )
 }
