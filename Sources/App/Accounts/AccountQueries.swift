@@ -67,9 +67,42 @@ enum AccountQueries {
                                         devices: devices.count)
         return (receipt, children, devices)
     }
+
+    struct Me: Decodable { let id: Int; let email: String; let verified: Bool; let timeZone: String; let country: String? }
+
+    static func me(parent: Int, on sql: any SQLDatabase) async throws -> Me? {
+        try await sql.raw("""
+            SELECT id, email, email_verified_at IS NOT NULL AS verified, time_zone, country FROM parents WHERE id = \(bind: parent)
+            """).first(decoding: Me.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
+    /// Sets one of the parent's own settings and audits it (`account.<column>`, before → after);
+    /// `verified`: the new value is a confirmed email address.
+    static func set(_ column: StaticString, to value: String, of parent: Int, verified: Bool = false, on sql: any SQLDatabase) async throws {
+        let name = column.description
+        let confirmed: SQLQueryString = verified ? ", email_verified_at = now()" : ""
+        try await sql.raw("""
+            WITH old AS (SELECT \(ident: name) AS value FROM parents WHERE id = \(bind: parent) FOR UPDATE),
+            changed AS (UPDATE parents SET \(ident: name) = \(bind: value), updated_at = now()\(confirmed) WHERE id = \(bind: parent) RETURNING id)
+            INSERT INTO parent_audit_log (parent_id, action, before, after)
+            SELECT \(bind: parent), \(bind: "account." + name), jsonb_build_object(\(bind: name)::text, old.value), jsonb_build_object(\(bind: name)::text, \(bind: value)::text)
+              FROM old, changed
+            """).run()
+    }
+
+    /// How a password came to change, as the audit log names it.
+    enum PasswordChange: String { case changed = "account.password", reset = "account.password_reset" }
+
+    /// A new password hash, audited without the hash.
+    static func setPassword(_ hash: String, of parent: Int, audit: PasswordChange, on sql: any SQLDatabase) async throws {
+        let stamp = audit == .changed ? "changed_at" : "reset_at"
+        try await sql.raw("UPDATE parents SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: parent)").run()
+        try await sql.raw("""
+            INSERT INTO parent_audit_log (parent_id, action, after) VALUES (\(bind: parent), \(bind: audit.rawValue), jsonb_build_object(\(bind: stamp)::text, now()))
+            """).run()
+    }
 }
 
-/// What deleting an account removed (the receipt of `DELETE /me`).
 struct AccountRemovalDTO: Content {
     let children: Int
     let libraryEntries: Int

@@ -52,13 +52,7 @@ struct AccountSettingsRoutes: RouteCollection {
 enum AccountEmail {
     static func apply(_ claim: AccountTokens.Claim, on sql: any SQLDatabase) async throws {
         do {
-            try await sql.raw("""
-                WITH old AS (SELECT email FROM parents WHERE id = \(bind: claim.parent) FOR UPDATE),
-                changed AS (UPDATE parents SET email = \(bind: claim.email), email_verified_at = now() WHERE id = \(bind: claim.parent) RETURNING id)
-                INSERT INTO parent_audit_log (parent_id, action, before, after)
-                SELECT \(bind: claim.parent), 'account.email', jsonb_build_object('email', old.email), jsonb_build_object('email', \(bind: claim.email)::text)
-                  FROM old, changed
-                """).run()
+            try await AccountQueries.set("email", to: claim.email, of: claim.parent, verified: true, on: sql)
         } catch let error where ConstraintViolation(error)?.constraint == "parents_email_key" {
             throw Problem(status: .conflict, code: "email_taken", detail: "Another account took this address meanwhile.", field: "email")
         }

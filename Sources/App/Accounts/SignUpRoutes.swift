@@ -117,13 +117,10 @@ struct SignUpRoutes: RouteCollection {
         let hash = try await req.password.async.hash(password)
         let revoked = try await req.transaction { sql in
             guard let claim = try await AccountTokens.claim(token, purposes: [.reset], on: sql) else { throw Problem.invalidBodyToken }
-            try await sql.raw("UPDATE parents SET password_hash = \(bind: hash) WHERE id = \(bind: claim.parent)").run()
+            try await AccountQueries.setPassword(hash, of: claim.parent, audit: .reset, on: sql)
             _ = try await AccountQueries.markVerified(parent: claim.parent, email: claim.email, on: sql)
             try await AccountTokens.retire(.reset, parent: claim.parent, on: sql)
             try await LoginThrottle.clear(.parent, email: claim.email, on: sql)
-            try await sql.raw("""
-                INSERT INTO parent_audit_log (parent_id, action, after) VALUES (\(bind: claim.parent), 'account.password_reset', jsonb_build_object('reset_at', now()))
-                """).run()
             return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: claim.parent)", on: sql)
         }
         req.appServices.revokedSessions.note(revoked)

@@ -45,31 +45,15 @@ struct AccountController: RouteCollection {
         }
         let parent = try req.parentID
         try await req.transaction { [zone, country] sql in
-            if let zone { try await Self.set("time_zone", to: zone, of: parent, on: sql) }
-            if let country { try await Self.set("country", to: country, of: parent, on: sql) }
+            if let zone { try await AccountQueries.set("time_zone", to: zone, of: parent, on: sql) }
+            if let country { try await AccountQueries.set("country", to: country, of: parent, on: sql) }
         }
         return ItemDTO(data: try await Self.me(req))
     }
 
-    /// Sets one of the parent's own settings and audits it (`account.<column>`, before → after).
-    private static func set(_ column: StaticString, to value: String, of parent: Int, on sql: any SQLDatabase) async throws {
-        let name = column.description
-        try await sql.raw("""
-            WITH old AS (SELECT \(ident: name) AS value FROM parents WHERE id = \(bind: parent) FOR UPDATE),
-            changed AS (UPDATE parents SET \(ident: name) = \(bind: value), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
-            INSERT INTO parent_audit_log (parent_id, action, before, after)
-            SELECT \(bind: parent), \(bind: "account." + name), jsonb_build_object(\(bind: name)::text, old.value), jsonb_build_object(\(bind: name)::text, \(bind: value)::text)
-              FROM old, changed
-            """).run()
-    }
-
     private static func me(_ req: Request) async throws -> MeDTO {
-        guard let row = try await req.sql.raw("SELECT id, email, email_verified_at IS NOT NULL AS verified, time_zone, country FROM parents WHERE id = \(bind: try req.parentID)").first() else {
-            throw Problem.unauthorized
-        }
-        return MeDTO(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self),
-                     emailVerified: try row.decode(column: "verified", as: Bool.self),
-                     timeZone: try row.decode(column: "time_zone", as: String.self),
-                     country: try row.decode(column: "country", as: String?.self) ?? req.application.settings.defaultCountry)
+        guard let me = try await AccountQueries.me(parent: try req.parentID, on: req.sql) else { throw Problem.unauthorized }
+        return MeDTO(id: me.id, email: me.email, emailVerified: me.verified, timeZone: me.timeZone,
+                     country: me.country ?? req.application.settings.defaultCountry)
     }
 }

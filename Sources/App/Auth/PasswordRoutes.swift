@@ -22,10 +22,7 @@ struct PasswordRoutes: RouteCollection {
         let hash = try await req.password.async.hash(new)
         let device = req.deviceID ?? 0
         let revoked = try await req.transaction { sql in
-            try await sql.raw("UPDATE parents SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: parent)").run()
-            try await sql.raw("""
-                INSERT INTO parent_audit_log (parent_id, action, after) VALUES (\(bind: parent), 'account.password', jsonb_build_object('changed_at', now()))
-                """).run()
+            try await AccountQueries.setPassword(hash, of: parent, audit: .changed, on: sql)
             return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: parent) AND d.id <> \(bind: device)", on: sql)
         }
         req.appServices.revokedSessions.note(revoked)
