@@ -11,6 +11,7 @@ final class AppServices: Sendable {
     let catalogCache = CatalogCache()
     /// Children: their controls and libraries as the catalog needs them, their kept answers and play logs.
     let childStates = ChildStates()
+    let childScopes = ChildScopes()
     let childAnswers = ChildAnswers()
     let childPlayLogs = ChildPlayLogs()
     /// Parents: countries per catalog version, verified token signatures, signed-out devices.
@@ -29,11 +30,12 @@ final class AppServices: Sendable {
         commonPasswords = CommonPasswords(directory: workingDirectory)
     }
 
-    /// Drops what memory keeps about removed children (answers, play logs).
+    /// Drops what memory keeps about removed children (answers, play logs, catalog scopes).
     func forget(children: [Int]) {
         for child in children {
             childAnswers.forget(child: child)
             childPlayLogs.forget(child: child)
+            childScopes.forget(child: child)
         }
     }
 }

@@ -88,4 +88,33 @@ struct FamilyClockTests {
         #expect(utc.decision(now: Self.at("2026-11-23T23:00:00Z"), bedtime: night, dailySeconds: 1800, usedToday: 5000)
                 == .bedtime(until: Self.at("2026-11-24T07:00:00Z")))
     }
+
+    @Test("a weekly schedule across the spring DST change: each day's limit and each evening's bedtime are its weekday's")
+    func weekScheduleAcrossDST() throws {
+        let london = try #require(FamilyClock(timeZone: "Europe/London"))   // BST from 2026-03-29 01:00 UTC
+        let weekday = DayLimits(dailySeconds: 30 * 60, bedtime: Self.bedtime("19:00", "07:00"))
+        let weekend = DayLimits(dailySeconds: 120 * 60, bedtime: Self.bedtime("20:00", "07:00"))
+        let schedule = WeekSchedule(everyDay: weekday, days: [nil, nil, nil, nil, nil, weekend, weekend])
+        #expect(london.weekday(ofDayStarting: london.day(containing: Self.at("2026-03-29T12:00:00Z")).start) == 6)
+        // Friday 19:30 GMT: the weekday bedtime, until Saturday 07:00 GMT.
+        #expect(london.decision(now: Self.at("2026-03-27T19:30:00Z"), schedule: schedule, usedToday: 0) == .bedtime(until: Self.at("2026-03-28T07:00:00Z")))
+        // Saturday 19:30: the weekend's bedtime starts at 20:00, so still allowed.
+        #expect(london.decision(now: Self.at("2026-03-28T19:30:00Z"), schedule: schedule, usedToday: 0) == .allowed)
+        // Saturday 23:30 GMT: Saturday's bedtime ends Sunday 07:00 BST (06:00 UTC), across the 23-hour night.
+        #expect(london.decision(now: Self.at("2026-03-28T23:30:00Z"), schedule: schedule, usedToday: 0) == .bedtime(until: Self.at("2026-03-29T06:00:00Z")))
+        // Sunday noon BST, a 23-hour day: 100 minutes used of the weekend's 120 is fine; 120 is not,
+        // until Sunday's bedtime (from 20:00) ends Monday 07:00 BST.
+        #expect(london.day(containing: Self.at("2026-03-29T11:00:00Z")).duration == 23 * 3600)
+        #expect(london.decision(now: Self.at("2026-03-29T11:00:00Z"), schedule: schedule, usedToday: 100 * 60) == .allowed)
+        #expect(london.decision(now: Self.at("2026-03-29T11:00:00Z"), schedule: schedule, usedToday: 120 * 60)
+                == .timeLimitReached(until: Self.at("2026-03-30T06:00:00Z")))
+        // Monday noon BST: the weekday's 30 minutes.
+        #expect(london.decision(now: Self.at("2026-03-30T11:00:00Z"), schedule: schedule, usedToday: 29 * 60) == .allowed)
+        #expect(london.decision(now: Self.at("2026-03-30T11:00:00Z"), schedule: schedule, usedToday: 30 * 60)
+                == .timeLimitReached(until: Self.at("2026-03-31T06:00:00Z")))
+        // A day without a bedtime of its own or every day's: the next one found is the next day's.
+        let noFriday = WeekSchedule(everyDay: DayLimits(), days: [nil, nil, nil, nil, nil, weekend, nil])
+        #expect(london.bedtime(noFriday, around: Self.at("2026-03-27T19:30:00Z"))?.start == Self.at("2026-03-28T20:00:00Z"))
+        #expect(london.bedtime(WeekSchedule(everyDay: DayLimits()), around: Self.at("2026-03-27T19:30:00Z")) == nil)
+    }
 }

@@ -39,3 +39,12 @@ extension Response {
         return response
     }
 }
+
+extension Response {
+    /// `body` as JSON that no cache may keep (tokens).
+    static func noStore(status: HTTPStatus = .ok, _ body: some Encodable) throws -> Response {
+        let response = Response.json(try .json(body), status: status)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return response
+    }
+}

@@ -20,8 +20,10 @@ struct JSONBody: Sendable {
     }
 
     let fields: [String: Value]?
+    /// Where these fields sit in the document (`bedtime.`), for the names problems give.
+    var path = ""
 
-    init(fields: [String: Value]?) { self.fields = fields }
+    init(fields: [String: Value]?, path: String = "") { self.fields = fields; self.path = path }
 
     /// Whether the body has `name` at all (a `null` counts: it clears).
     func has(_ name: String) -> Bool { fields?[name] != nil }
@@ -36,8 +38,8 @@ struct JSONBody: Sendable {
     func object(_ name: String) throws -> JSONBody? {
         switch fields?[name] {
         case nil, .null?: return nil
-        case .object(let fields)?: return JSONBody(fields: fields)
-        default: throw Problem.invalidParameter(name, "\(name) must be an object or null")
+        case .object(let fields)?: return JSONBody(fields: fields, path: path + name + ".")
+        default: throw Problem.invalidParameter(path + name, "\(path + name) must be an object or null")
         }
     }
 
@@ -51,13 +53,13 @@ struct JSONBody: Sendable {
             var seen = Set<Int>(), list: [Int] = []
             for value in values {
                 guard case .integer(let id) = value, id > 0 else {
-                    throw Problem.invalidParameter(name, "\(name) must be a list of positive integers")
+                    throw Problem.invalidParameter(path + name, "\(path + name) must be a list of positive integers")
                 }
                 if seen.insert(id).inserted { list.append(id) }
             }
-            guard list.count <= limit else { throw Problem.invalidParameter(name, "\(name) may hold at most \(limit) ids") }
+            guard list.count <= limit else { throw Problem.invalidParameter(path + name, "\(path + name) may hold at most \(limit) ids") }
             return list
-        default: throw Problem.invalidParameter(name, "\(name) must be a list of positive integers")
+        default: throw Problem.invalidParameter(path + name, "\(path + name) must be a list of positive integers")
         }
     }
 
@@ -75,17 +77,17 @@ struct JSONBody: Sendable {
 
     func integer(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int {
         guard case .integer(let value)? = fields?[name] else {
-            throw Problem.invalidParameter(name, "\(name) must be a JSON integer")
+            throw Problem.invalidParameter(path + name, "\(path + name) must be a JSON integer")
         }
         guard range.contains(value) else {
-            throw Problem.invalidParameter(name, "\(name) must be from \(range.lowerBound) to \(range.upperBound)")
+            throw Problem.invalidParameter(path + name, "\(path + name) must be from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }
 
     func bool(_ name: String) throws -> Bool {
         guard case .bool(let value)? = fields?[name] else {
-            throw Problem.invalidParameter(name, "\(name) must be true or false")
+            throw Problem.invalidParameter(path + name, "\(path + name) must be true or false")
         }
         return value
     }
@@ -116,13 +118,13 @@ struct JSONBody: Sendable {
 
     func string(_ name: String, maxLength: Int = 1000) throws -> String {
         guard case .string(let value)? = fields?[name] else {
-            throw Problem.invalidParameter(name, "\(name) must be a string")
+            throw Problem.invalidParameter(path + name, "\(path + name) must be a string")
         }
         guard !value.unicodeScalars.contains("\u{0}") else {
-            throw Problem.invalidParameter(name, "\(name) must not contain NUL characters")
+            throw Problem.invalidParameter(path + name, "\(path + name) must not contain NUL characters")
         }
         guard value.count <= maxLength else {
-            throw Problem.invalidParameter(name, "\(name) must be at most \(maxLength) characters")
+            throw Problem.invalidParameter(path + name, "\(path + name) must be at most \(maxLength) characters")
         }
         return value
     }

@@ -30,6 +30,9 @@ struct Problem: AbortError, Sendable {
                                           detail: "This token is not valid (unknown, used or expired).")
     /// The account's current password, required to change something important, is wrong.
     static let wrongPassword = Problem(status: .forbidden, code: "wrong_password", detail: "The password is wrong.", field: "password")
+    /// A child device (child mode) asking for what only a parent may do.
+    static let parentOnly = Problem(status: .forbidden, code: "parent_only",
+                                    detail: "Only a parent can do this: unlock with the parent PIN (POST /api/v1/auth/pin) or sign in as the parent.")
     static func notFound(_ detail: String) -> Problem { Problem(status: .notFound, code: "not_found", detail: detail) }
 
     init(status: HTTPResponseStatus, code: String, detail: String, field: String? = nil, headers: HTTPHeaders = [:]) {

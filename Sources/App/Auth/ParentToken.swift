@@ -13,6 +13,8 @@ struct ParentToken: JWTPayload, Authenticatable {
     /// The signed-in device (`parent_devices.id`); absent in tokens issued before devices existed,
     /// which stay valid until they expire.
     var sid: String?
+    /// The child of a child device (child mode): the token reaches only what that child may do.
+    var cid: String?
 
     static let audience = "storytime-parent-api"
     /// The only algorithm accepted: jwt-kit verifies with our HMAC key whatever the header says,
@@ -23,6 +25,8 @@ struct ParentToken: JWTPayload, Authenticatable {
 
     var parentID: Int? { Int(sub.value) }
     var deviceID: Int? { sid.flatMap { Int($0) } }
+    var childID: Int? { cid.flatMap { Int($0) } }
+
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         try verifyTimes(at: Date())
@@ -45,20 +49,26 @@ struct ParentToken: JWTPayload, Authenticatable {
     }
 }
 
-/// Requires a valid parent token; anything else is a 401 problem.
+/// Requires a valid token; anything else is a 401 problem. A child device's token (child mode)
+/// passes only where `childDevices` says a child may go; elsewhere it is the 403 `parent_only`:
+/// every route is a parent's unless it says otherwise.
 ///
 /// A future-based middleware, so a request whose token was verified before stays on its event
 /// loop (no hop to the task pool): the signature is checked once per token string
 /// (`VerifiedTokens`), the clock claims on every request, and the device's session against the
 /// recently signed-out devices (`RevokedSessions`, read at most four times a second).
 struct ParentAuthMiddleware: Middleware {
+    var childDevices = false
+
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         guard let bearer = request.headers.bearerToken else {
             return request.eventLoop.makeFailedFuture(Problem.unauthorized)
         }
         let verified = request.application.appServices.verifiedTokens
+        let childDevices = self.childDevices
         if let token = verified.token(bearer, at: Date()) {
             return request.requireLiveSession(token).flatMap {
+                if token.childID != nil && !childDevices { return request.eventLoop.makeFailedFuture(Problem.parentOnly) }
                 request.auth.login(token)
                 return next.respond(to: request)
             }
@@ -72,10 +82,24 @@ struct ParentAuthMiddleware: Middleware {
             return token
         }.flatMap { token in
             request.requireLiveSession(token).flatMap {
+                if token.childID != nil && !childDevices { return request.eventLoop.makeFailedFuture(Problem.parentOnly) }
                 request.auth.login(token)
                 return next.respond(to: request)
             }
         }
+    }
+}
+
+extension ParentToken {
+    /// A token for `parent` on `device` (for the child `child` on a child device), valid `lifetime`.
+    init(parent: Int, device: Int?, child: Int?, lifetime: TimeInterval, now: Date = Date()) {
+        sub = .init(value: String(parent))
+        exp = .init(value: now.addingTimeInterval(lifetime))
+        iat = .init(value: now)
+        nbf = .init(value: now.addingTimeInterval(-Self.clockSkew))
+        aud = .init(value: [Self.audience])
+        sid = device.map(String.init)
+        cid = child.map(String.init)
     }
 }
 
@@ -114,4 +138,7 @@ extension Data {
 extension Request {
     /// The signed-in device of this request's token (nil for a token from before devices).
     var deviceID: Int? { auth.get(ParentToken.self)?.deviceID }
+
+    /// The child of a child device's token (child mode); nil for a parent.
+    var childDeviceChild: Int? { auth.get(ParentToken.self)?.childID }
 }

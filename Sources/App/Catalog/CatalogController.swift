@@ -7,7 +7,7 @@ struct CatalogController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         let catalog = routes.grouped("catalog")
         catalog.get("categories", use: categories)
-        let authed = catalog.grouped(ParentAuthMiddleware())
+        let authed = catalog.grouped(ParentAuthMiddleware(childDevices: true))
         authed.get("books", use: books)
         authed.get("books", ":id", use: book)
     }
@@ -16,7 +16,7 @@ struct CatalogController: RouteCollection {
     func books(req: Request) throws -> EventLoopFuture<Response> {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
-        return req.catalog.books(parameters, child: try Self.childID(query)).map { answer in
+        return req.catalog.books(parameters, child: try Self.childID(query, req: req)).map { answer in
             let response = Response.json(answer.body)
             response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: answer.total))
             return response
@@ -27,15 +27,17 @@ struct CatalogController: RouteCollection {
     @Sendable
     func book(req: Request) throws -> EventLoopFuture<Response> {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
-        return req.catalog.book(id, child: try Self.childID(QueryParameters(query: req.url.query))).flatMapThrowing { body in
+        return req.catalog.book(id, child: try Self.childID(QueryParameters(query: req.url.query), req: req)).flatMapThrowing { body in
             guard let body else { throw Problem.notFound("No such book.") }
             return Response.json(body)
         }
     }
 
-    /// `child_id`: a child whose family controls narrow the catalog (one of the caller's).
-    static func childID(_ query: QueryParameters) throws -> Int? {
-        try query.integer("child_id", in: 1...Int(Int64.max), what: "a positive integer")
+    /// `child_id`: a child whose family controls narrow the catalog (one of the caller's). A child
+    /// device (child mode) always browses as its child: a `child_id` it sends is ignored.
+    static func childID(_ query: QueryParameters, req: Request) throws -> Int? {
+        if let own = req.childDeviceChild { return own }
+        return try query.integer("child_id", in: 1...Int(Int64.max), what: "a positive integer")
     }
 
     /// Public; sends an ETag and answers a matching `If-None-Match` with 304.

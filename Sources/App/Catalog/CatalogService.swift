@@ -26,9 +26,10 @@ struct CatalogService {
                                      later: @escaping @Sendable (any CatalogSource, CatalogScope) async throws -> T) -> EventLoopFuture<T> {
         let req = self.req
         return req.appServices.catalogCache.current(for: req).flatMap { reading in
-            if child == nil, let engine = Self.currentEngine(req, version: reading.generation.version),
-               let country = Self.knownCountry(req, reading: reading) {
-                return req.eventLoop.makeSucceededFuture(now(engine, CatalogScope(country: country)))
+            if let engine = Self.currentEngine(req, version: reading.generation.version),
+               let country = Self.knownCountry(req, reading: reading), var scope = Self.knownScope(of: child, req: req, reading: reading) {
+                scope.country = country
+                return req.eventLoop.makeSucceededFuture(now(engine, scope))
             }
             return req.eventLoop.makeFutureWithTask {
                 let scope = try await Self.scope(of: child, reading: reading, req: req)
@@ -60,13 +61,24 @@ struct CatalogService {
         return req.appServices.parentCountries.cached(parent, version: reading.countriesVersion)
     }
 
+    /// `child`'s scope when this instance already knows it at the controls version read (the
+    /// whole catalog for no child).
+    private static func knownScope(of child: Int?, req: Request, reading: CatalogCache.Reading) -> CatalogScope? {
+        guard let child else { return CatalogScope() }
+        guard let parent = try? req.parentID else { return nil }
+        return req.appServices.childScopes.cached(child, parent: parent, version: reading.controlsVersion)
+    }
+
     /// What the catalog is for this caller: their country's, narrowed by `child`'s controls when
-    /// one is named. Another parent's child is a 404.
+    /// one is named. Another parent's child is a 404. The scope is kept (`ChildScopes`).
     private static func scope(of child: Int?, reading: CatalogCache.Reading, req: Request) async throws -> CatalogScope {
         let country = try await req.parentCountry(version: reading.countriesVersion)
         guard let child else { return CatalogScope(country: country) }
         let owned = try await req.ownedChild(child)
         var scope = owned.controls.scope(library: owned.library)
+        if !owned.controls.approvedOnly {
+            req.appServices.childScopes.keep(scope, child: child, parent: try req.parentID, version: reading.controlsVersion)
+        }
         scope.country = country
         return scope
     }

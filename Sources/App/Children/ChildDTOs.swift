@@ -19,6 +19,9 @@ struct RemovalReceiptDTO: Content {
     let plays: Int
     let controls: Int
     let auditEntries: Int
+    /// Book requests removed, and child devices signed out (child mode).
+    let requests: Int
+    var devicesSignedOut: Int
 }
 
 /// The avatars a child may have (keys the apps draw; the server stores only the key).

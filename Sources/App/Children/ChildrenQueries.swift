@@ -51,25 +51,30 @@ enum ChildrenQueries {
 
     /// Removes the parent's child and everything kept about it (library, plays, controls, the
     /// parent's audit rows about it) in `sql`'s transaction; the receipt, or nil when not theirs.
-    static func remove(child: Int, parent: Int, on sql: any SQLDatabase) async throws -> RemovalReceiptDTO? {
+    static func remove(child: Int, parent: Int, on sql: any SQLDatabase) async throws -> (receipt: RemovalReceiptDTO, devices: [Int])? {
         guard let row = try await sql.raw("""
             SELECT (SELECT count(*) FROM library_entries WHERE child_id = c.id) AS library_entries,
                    (SELECT count(*) FROM plays WHERE child_id = c.id) AS plays,
                    (SELECT count(*) FROM child_controls WHERE child_id = c.id) AS controls,
-                   (SELECT count(*) FROM parent_audit_log WHERE child_id = c.id) AS audit_entries
+                   (SELECT count(*) FROM parent_audit_log WHERE child_id = c.id) AS audit_entries,
+                   (SELECT count(*) FROM book_requests WHERE child_id = c.id) AS requests
               FROM children c WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE
             """).first() else { return nil }
-        let receipt = RemovalReceiptDTO(childId: child, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
+        var receipt = RemovalReceiptDTO(childId: child, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
                                         plays: try row.decode(column: "plays", as: Int.self), controls: try row.decode(column: "controls", as: Int.self),
-                                        auditEntries: try row.decode(column: "audit_entries", as: Int.self))
+                                        auditEntries: try row.decode(column: "audit_entries", as: Int.self),
+                                        requests: try row.decode(column: "requests", as: Int.self), devicesSignedOut: 0)
+        // Its devices are signed out (the caller tells `RevokedSessions`), then the rest goes.
+        let devices = try await SessionQueries.revoke(devices: "d.child_id = \(bind: child)", on: sql)
+        receipt.devicesSignedOut = devices.count
         try await sql.raw("DELETE FROM parent_audit_log WHERE child_id = \(bind: child)").run()
-        // Library entries, plays and controls go with the child (ON DELETE CASCADE).
+        // Library entries, plays, controls, requests and folded totals go with the child (ON DELETE CASCADE).
         try await sql.raw("DELETE FROM children WHERE id = \(bind: child)").run()
         try await sql.raw("""
             INSERT INTO parent_audit_log (parent_id, action, after)
             VALUES (\(bind: parent), 'child.remove', jsonb_build_object('child_id', \(bind: child)::bigint, 'plays', \(bind: receipt.plays)::bigint,
                     'library_entries', \(bind: receipt.libraryEntries)::bigint))
             """).run()
-        return receipt
+        return (receipt, devices)
     }
 }

@@ -11,9 +11,16 @@ struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
         children.on(.POST, body: .collect(maxSize: "16kb"), use: add)
     }
 
-    func boot(child: any RoutesBuilder) throws {
-        child.on(.PATCH, body: .collect(maxSize: "16kb"), use: update)
-        child.delete(use: remove)
+    func boot(child: ChildRoutes) throws {
+        child.family.get(use: show)
+        child.parent.on(.PATCH, body: .collect(maxSize: "16kb"), use: update)
+        child.parent.delete(use: remove)
+    }
+
+    /// One child: what a child device shows of itself (its name and avatar).
+    @Sendable
+    func show(req: Request) async throws -> Response {
+        try await Self.answer(child: try req.child.id, parent: try req.parentID, status: .ok, req: req)
     }
 
     @Sendable
@@ -57,12 +64,12 @@ struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
     func remove(req: Request) async throws -> ItemDTO<RemovalReceiptDTO> {
         let child = try req.child.id
         let parent = try req.parentID
-        guard let receipt = try await req.transaction({ sql in try await ChildrenQueries.remove(child: child, parent: parent, on: sql) }) else {
+        guard let removed = try await req.transaction({ sql in try await ChildrenQueries.remove(child: child, parent: parent, on: sql) }) else {
             throw Problem.notFound("No such child.")
         }
-        req.appServices.childAnswers.forget(child: child)
-        req.appServices.childPlayLogs.forget(child: child)
-        return ItemDTO(data: receipt)
+        req.appServices.revokedSessions.note(removed.devices)
+        req.appServices.forget(children: [child])
+        return ItemDTO(data: removed.receipt)
     }
 
     private static func answer(child: Int, parent: Int, status: HTTPStatus, req: Request) async throws -> Response {

@@ -14,6 +14,8 @@ struct ChildControls: Sendable, Equatable {
     var blockedBooks: [Int] = []
     var dailyMinutes: Int?
     var bedtime: Bedtime?
+    /// Days with their own minutes and bedtime (index 0 is Monday); nil: the every-day values.
+    var days: [DayLimits?] = Array(repeating: nil, count: 7)
     var timeZone = "UTC"
     var updatedAt: Date?
 
@@ -25,6 +27,11 @@ struct ChildControls: Sendable, Equatable {
                      blockedCategories: blockedCategories, blockedPublishers: blockedPublishers, blockedBooks: blockedBooks)
     }
 
+    /// The week's limits: `dailyMinutes` and `bedtime` every day but the days that have their own.
+    var schedule: WeekSchedule {
+        WeekSchedule(everyDay: DayLimits(dailySeconds: dailyMinutes.map { $0 * 60 }, bedtime: bedtime), days: days)
+    }
+
     /// The clock of the parent's zone (UTC if Foundation does not know a name PostgreSQL accepted).
     var clock: FamilyClock { FamilyClock(timeZone: timeZone) ?? FamilyClock(timeZone: "UTC")! }
 
@@ -34,7 +41,8 @@ struct ChildControls: Sendable, Equatable {
         p.time_zone, cc.max_age, COALESCE(cc.approved_only, false) AS approved_only,
         COALESCE(cc.blocked_categories, '{}') AS blocked_categories, COALESCE(cc.blocked_publishers, '{}') AS blocked_publishers,
         COALESCE(cc.blocked_books, '{}') AS blocked_books, cc.daily_minutes,
-        to_char(cc.bedtime_start, 'HH24:MI') AS bedtime_start, to_char(cc.bedtime_end, 'HH24:MI') AS bedtime_end, cc.updated_at
+        to_char(cc.bedtime_start, 'HH24:MI') AS bedtime_start, to_char(cc.bedtime_end, 'HH24:MI') AS bedtime_end, cc.updated_at,
+        COALESCE(cc.schedule, '{}')::text AS schedule
         """
     static let joins: SQLQueryString = "JOIN parents p ON p.id = c.parent_id LEFT JOIN child_controls cc ON cc.child_id = c.id"
 
@@ -51,7 +59,42 @@ struct ChildControls: Sendable, Equatable {
            let end = try row.decode(column: "bedtime_end", as: String?.self).flatMap(TimeOfDay.init) {
             bedtime = Bedtime(start: start, end: end)
         }
+        days = try Self.days(json: try row.decode(column: "schedule", as: String.self))
         timeZone = try row.decode(column: "time_zone", as: String.self)
         updatedAt = try row.decode(column: "updated_at", as: Date?.self)
+    }
+
+    /// A stored day: `{"daily_minutes": 60, "bedtime_start": "19:30", "bedtime_end": "07:00"}`.
+    struct StoredDay: Codable, Equatable {
+        var dailyMinutes: Int?
+        var bedtimeStart: String?
+        var bedtimeEnd: String?
+    }
+
+    static func days(json: String) throws -> [DayLimits?] {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let stored = try decoder.decode([String: StoredDay].self, from: Data(json.utf8))
+        return WeekSchedule.dayNames.map { name in
+            stored[name].map { day in
+                DayLimits(dailySeconds: day.dailyMinutes.map { $0 * 60 },
+                          bedtime: day.bedtimeStart.flatMap(TimeOfDay.init).flatMap { start in
+                              day.bedtimeEnd.flatMap(TimeOfDay.init).flatMap { Bedtime(start: start, end: $0) } })
+            }
+        }
+    }
+
+    /// The days as stored (`migrations/0024`): only the days that have their own limits.
+    var daysJSON: String {
+        var stored: [String: StoredDay] = [:]
+        for (index, day) in days.enumerated() {
+            guard let day else { continue }
+            stored[WeekSchedule.dayNames[index]] = StoredDay(dailyMinutes: day.dailySeconds.map { $0 / 60 },
+                                                             bedtimeStart: day.bedtime?.start.text, bedtimeEnd: day.bedtime?.end.text)
+        }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: (try? encoder.encode(stored)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

@@ -5,14 +5,18 @@ import Vapor
 
 /// `GET/PUT /api/v1/children/:child_id/controls` and `GET /api/v1/children/:child_id/today`.
 struct ControlsController: ChildRouteCollection {
-    func boot(child: any RoutesBuilder) throws {
-        child.get("controls", use: show)
-        child.put("controls", use: update)
-        child.get("today", use: today)
+    func boot(child: ChildRoutes) throws {
+        child.parent.get("controls", use: show)
+        child.parent.put("controls", use: update)
+        child.family.get("today", use: today)
     }
 
     struct ControlsDTO: Content, Equatable {
-        struct BedtimeDTO: Content, Equatable { let start: String; let end: String }
+        struct BedtimeDTO: Content, Equatable {
+            let start: String; let end: String
+            init(start: String, end: String) { self.start = start; self.end = end }
+            init(_ bedtime: Bedtime) { self.init(start: bedtime.start.text, end: bedtime.end.text) }
+        }
         let childId: Int
         @ExplicitNull var maxAge: Int?
         let approvedOnly: Bool
@@ -21,13 +25,25 @@ struct ControlsController: ChildRouteCollection {
         let blockedBooks: [Int]
         @ExplicitNull var dailyMinutes: Int?
         @ExplicitNull var bedtime: BedtimeDTO?
+        /// The days with their own limits, by name (`monday` … `sunday`).
+        let schedule: [String: DayDTO]
         let timeZone: String
         @ExplicitNull var updatedAt: Date?
+
+        struct DayDTO: Content, Equatable {
+            @ExplicitNull var dailyMinutes: Int?
+            @ExplicitNull var bedtime: BedtimeDTO?
+        }
 
         init(child: Int, _ c: ChildControls) {
             childId = child; maxAge = c.maxAge; approvedOnly = c.approvedOnly
             blockedCategories = c.blockedCategories; blockedPublishers = c.blockedPublishers; blockedBooks = c.blockedBooks
-            dailyMinutes = c.dailyMinutes; bedtime = c.bedtime.map { BedtimeDTO(start: $0.start.text, end: $0.end.text) }
+            dailyMinutes = c.dailyMinutes; bedtime = c.bedtime.map(BedtimeDTO.init)
+            var days: [String: DayDTO] = [:]
+            for (index, day) in c.days.enumerated() {
+                if let day { days[WeekSchedule.dayNames[index]] = DayDTO(dailyMinutes: day.dailySeconds.map { $0 / 60 }, bedtime: day.bedtime.map(BedtimeDTO.init)) }
+            }
+            schedule = days
             timeZone = c.timeZone; updatedAt = c.updatedAt
         }
 
@@ -71,23 +87,50 @@ struct ControlsController: ChildRouteCollection {
         if let list = try body.integerList("blocked_publishers", limit: ChildControls.listLimit) { c.blockedPublishers = list }
         if let list = try body.integerList("blocked_books", limit: ChildControls.listLimit) { c.blockedBooks = list }
         if body.has("daily_minutes") { c.dailyMinutes = try body.optionalInteger("daily_minutes", in: 1...1440) }
-        if body.has("bedtime") {
-            if let object = try body.object("bedtime") {
-                let time = { (name: String) throws -> TimeOfDay in
-                    guard case .string(let text)? = object.fields?[name], let time = TimeOfDay(text) else {
-                        throw Problem.invalidParameter("bedtime.\(name)", "bedtime.\(name) must be a time of day HH:MM, such as 19:30")
+        if body.has("bedtime") { c.bedtime = try bedtime(in: body) }
+        if body.has("schedule") {
+            if let schedule = try body.object("schedule") {
+                for (name, value) in schedule.fields ?? [:] {
+                    guard let indexes = Self.scheduleKeys[name] else {
+                        throw Problem.invalidParameter("schedule.\(name)", "schedule's keys are the days monday … sunday, weekdays and weekend")
                     }
-                    return time
+                    var limits: DayLimits?
+                    if case .null = value {} else {
+                        guard let day = try schedule.object(name) else { continue }
+                        limits = DayLimits(dailySeconds: try day.optionalInteger("daily_minutes", in: 1...1440).map { $0 * 60 },
+                                           bedtime: day.has("bedtime") ? try bedtime(in: day) : nil)
+                    }
+                    for index in indexes { c.days[index] = limits }
                 }
-                guard let bedtime = Bedtime(start: try time("start"), end: try time("end")) else {
-                    throw Problem.invalidParameter("bedtime", "bedtime must end at another time than it starts")
-                }
-                c.bedtime = bedtime
             } else {
-                c.bedtime = nil
+                c.days = Array(repeating: nil, count: 7)
             }
         }
         return c
+    }
+
+    /// `schedule`'s keys: a day, or the two groups a family usually means.
+    static let scheduleKeys: [String: [Int]] = {
+        var keys = Dictionary(uniqueKeysWithValues: WeekSchedule.dayNames.enumerated().map { ($1, [$0]) })
+        keys["weekdays"] = [0, 1, 2, 3, 4]
+        keys["weekend"] = [5, 6]
+        return keys
+    }()
+
+    /// `body`'s `bedtime`: `{start, end}` or null.
+    private static func bedtime(in body: JSONBody) throws -> Bedtime? {
+        guard let object = try body.object("bedtime") else { return nil }
+        let field = object.path
+        let time = { (name: String) throws -> TimeOfDay in
+            guard let time = TimeOfDay(try object.string(name, maxLength: 5)) else {
+                throw Problem.invalidParameter(field + name, "\(field + name) must be a time of day HH:MM, such as 19:30")
+            }
+            return time
+        }
+        guard let bedtime = Bedtime(start: try time("start"), end: try time("end")) else {
+            throw Problem.invalidParameter(String(field.dropLast()), "\(field.dropLast()) must end at another time than it starts")
+        }
+        return bedtime
     }
 
     /// Every blocked id names a category, publisher or book that exists (a book in any status).
@@ -117,7 +160,8 @@ struct ControlsController: ChildRouteCollection {
 
     }
 
-    /// Today in the parent's zone: minutes used and left, the bedtime now or next, and whether a
+    /// Today in the parent's zone: today's limits (its weekday's), minutes used and left, the
+    /// bedtime now or next (whichever evening it belongs to), and whether a
     /// play would be allowed now (the same verdict `POST …/plays` applies).
     @Sendable
     func today(req: Request) async throws -> ItemDTO<TodayDTO> {
@@ -128,7 +172,9 @@ struct ControlsController: ChildRouteCollection {
         let day = clock.day(containing: now)
         let used = try await PlayAllowance.secondsWatched(child: child, in: day, on: req.sql)
         let decision = PlayAllowance.decision(controls, now: now, usedToday: used)
-        let bedtime = controls.bedtime.map { clock.bedtime($0, around: now) }
+        let todays = controls.schedule.limits(weekday: clock.weekday(ofDayStarting: day.start))
+        let bedtime = clock.bedtime(controls.schedule, around: now)
+        let dailyMinutes = todays.dailySeconds.map { $0 / 60 }
         let usedMinutes = used / 60
         var reason: String?, until: Date?
         switch decision {
@@ -137,9 +183,9 @@ struct ControlsController: ChildRouteCollection {
         case .timeLimitReached(let t): (reason, until) = ("time_limit_reached", t)
         }
         return ItemDTO(data: TodayDTO(
-            childId: child, date: clock.date(of: now), timeZone: controls.timeZone, dailyMinutes: controls.dailyMinutes,
-            minutesUsed: usedMinutes, minutesLeft: controls.dailyMinutes.map { max(0, $0 - usedMinutes) },
-            bedtime: controls.bedtime.map { .init(start: $0.start.text, end: $0.end.text) },
+            childId: child, date: clock.date(of: now), timeZone: controls.timeZone, dailyMinutes: dailyMinutes,
+            minutesUsed: usedMinutes, minutesLeft: dailyMinutes.map { max(0, $0 - usedMinutes) },
+            bedtime: todays.bedtime.map(ControlsDTO.BedtimeDTO.init),
             inBedtime: bedtime.map { $0.start <= now && now < $0.end } ?? false,
             nextBedtimeStart: bedtime?.start, nextBedtimeEnd: bedtime?.end,
             canPlay: decision == .allowed, blockedReason: reason, nextAllowedAt: until))

@@ -7,14 +7,14 @@ enum ControlsQueries {
     static func save(_ c: ChildControls, child: Int, on sql: any SQLDatabase) async throws -> Date? {
         try await sql.raw("""
             INSERT INTO child_controls AS cc (child_id, max_age, approved_only, blocked_categories, blocked_publishers, blocked_books,
-                                              daily_minutes, bedtime_start, bedtime_end, updated_at)
+                                              daily_minutes, bedtime_start, bedtime_end, schedule, updated_at)
             VALUES (\(bind: child), \(bind: c.maxAge), \(bind: c.approvedOnly), \(bind: c.blockedCategories),
                     \(bind: c.blockedPublishers), \(bind: c.blockedBooks), \(bind: c.dailyMinutes),
-                    \(bind: c.bedtime?.start.text)::time, \(bind: c.bedtime?.end.text)::time, now())
+                    \(bind: c.bedtime?.start.text)::time, \(bind: c.bedtime?.end.text)::time, \(bind: c.daysJSON)::jsonb, now())
             ON CONFLICT (child_id) DO UPDATE SET max_age = EXCLUDED.max_age, approved_only = EXCLUDED.approved_only,
                 blocked_categories = EXCLUDED.blocked_categories, blocked_publishers = EXCLUDED.blocked_publishers,
                 blocked_books = EXCLUDED.blocked_books, daily_minutes = EXCLUDED.daily_minutes,
-                bedtime_start = EXCLUDED.bedtime_start, bedtime_end = EXCLUDED.bedtime_end, updated_at = now()
+                bedtime_start = EXCLUDED.bedtime_start, bedtime_end = EXCLUDED.bedtime_end, schedule = EXCLUDED.schedule, updated_at = now()
             RETURNING updated_at
             """).first()?.decode(column: "updated_at", as: Date.self)
     }

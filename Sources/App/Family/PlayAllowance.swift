@@ -27,7 +27,7 @@ enum PlayAllowance {
     }
 
     static func decision(_ controls: ChildControls, now: Date, usedToday: Int) -> PlayDecision {
-        controls.clock.decision(now: now, bedtime: controls.bedtime, dailySeconds: controls.dailyMinutes.map { $0 * 60 }, usedToday: usedToday)
+        controls.clock.decision(now: now, schedule: controls.schedule, usedToday: usedToday)
     }
 
     /// Throws the 403 the controls give a play of `book` by `child` now; returns when it is
@@ -40,7 +40,8 @@ enum PlayAllowance {
     static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase) async throws {
         let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
             || !controls.blockedCategories.isEmpty
-        guard hasBlocks || controls.bedtime != nil || controls.dailyMinutes != nil else { return }
+        let schedule = controls.schedule
+        guard hasBlocks || schedule.limitsAnything else { return }
         let now = Date()
         let day = controls.clock.day(containing: now)
         let row = try await sql.raw("""
@@ -51,7 +52,8 @@ enum PlayAllowance {
         if try row?.decode(column: "blocked", as: Bool.self) == true {
             throw Problem(status: .forbidden, code: "blocked_by_controls", detail: "This book is blocked by the child's family controls.")
         }
-        let used = controls.dailyMinutes == nil ? 0 : try await secondsWatched(child: child, in: day, on: sql)
+        let todays = schedule.limits(weekday: controls.clock.weekday(ofDayStarting: day.start))
+        let used = todays.dailySeconds == nil ? 0 : try await secondsWatched(child: child, in: day, on: sql)
         switch decision(controls, now: now, usedToday: used) {
         case .allowed: return
         case .bedtime(let until):
@@ -59,7 +61,7 @@ enum PlayAllowance {
                           headers: retryAfter(until, now: now))
         case .timeLimitReached(let until):
             throw Problem(status: .forbidden, code: "time_limit_reached",
-                          detail: "Today's \(controls.dailyMinutes ?? 0) minutes are used; plays are allowed again at \(Self.stamp(until)).",
+                          detail: "Today's \((todays.dailySeconds ?? 0) / 60) minutes are used; plays are allowed again at \(Self.stamp(until)).",
                           headers: retryAfter(until, now: now))
         }
     }

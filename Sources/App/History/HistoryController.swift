@@ -5,12 +5,12 @@ import Vapor
 /// A child's viewing history: every play, newest first, with rewatches marked; unmarking one play
 /// or all of a book's; and "continue watching". Another parent's child is a 404 throughout.
 struct HistoryController: ChildRouteCollection {
-    func boot(child: any RoutesBuilder) throws {
-        child.get("history", use: list)
-        child.get("history", "export", use: export)
-        child.delete("history", ":play_id", use: removePlay)
-        child.delete("history", use: removeBook)
-        child.get("continue", use: continueWatching)
+    func boot(child: ChildRoutes) throws {
+        child.parent.get("history", use: list)
+        child.parent.get("history", "export", use: export)
+        child.parent.delete("history", ":play_id", use: removePlay)
+        child.parent.delete("history", use: removeBook)
+        child.family.get("continue", use: continueWatching)
     }
 
     /// One play of the history.

@@ -11,11 +11,15 @@ struct HistoryExport {
 
     static func respond(req: Request, child: Int) async throws -> Response {
         let query = QueryParameters(query: req.url.query)
-        let format = try query.choice("format", as: Format.self, allowed: Format.allCases) ?? .json
+        return try await respond(req: req, child: child, format: try query.choice("format", as: Format.self, allowed: Format.allCases) ?? .json)
+    }
+
+    /// The history of `child` in `format`, as a download named `<name>-<child>.<format>`.
+    static func respond(req: Request, child: Int, format: Format, name: String = "history") async throws -> Response {
         guard let postgres = req.db as? any PostgresDatabase else { throw Abort(.internalServerError) }
         let logger = req.logger
         var headers: HTTPHeaders = ["Cache-Control": "no-store",
-                                    "Content-Disposition": "attachment; filename=\"history-\(child).\(format.rawValue)\""]
+                                    "Content-Disposition": "attachment; filename=\"\(name)-\(child).\(format.rawValue)\""]
         headers.contentType = format == .csv ? HTTPMediaType(type: "text", subType: "csv", parameters: ["charset": "utf-8"]) : .json
         let response = Response(status: .ok, headers: headers)
         response.body = .init(asyncStream: { writer in

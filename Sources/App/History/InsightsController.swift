@@ -14,8 +14,8 @@ import Vapor
 ///   play; the series has one entry per day of that period;
 /// - streaks count over all time (`Streaks`), whatever the period.
 struct InsightsController: ChildRouteCollection {
-    func boot(child: any RoutesBuilder) throws {
-        child.get("stats", use: stats)
+    func boot(child: ChildRoutes) throws {
+        child.parent.get("stats", use: stats)
     }
 
     enum Period: String, CaseIterable { case week, month, all }

@@ -5,12 +5,11 @@ import Vapor
 /// Children and their libraries. Every route checks that the child is the caller's; another
 /// parent's child is answered exactly like a missing one (404).
 struct LibraryController: ChildRouteCollection {
-    func boot(child: any RoutesBuilder) throws {
-        let library = child.grouped("library")
-        library.get(use: list)
-        library.on(.POST, body: .collect(maxSize: "16kb"), use: add)
-        library.delete(":book_id", use: remove)
-        library.on(.POST, ":book_id", "plays", body: .collect(maxSize: "16kb"), use: play)
+    func boot(child: ChildRoutes) throws {
+        child.family.get("library", use: list)
+        child.family.on(.POST, "library", ":book_id", "plays", body: .collect(maxSize: "16kb"), use: play)
+        child.parent.on(.POST, "library", body: .collect(maxSize: "16kb"), use: add)
+        child.parent.delete("library", ":book_id", use: remove)
     }
 
     /// A page is kept in `ChildAnswers` until the child's plays or library or the catalog change,
@@ -56,10 +55,7 @@ struct LibraryController: ChildRouteCollection {
         if check.duplicate { throw Self.duplicate }
         guard check.found else { throw Problem.notFound("No such book.") }
         if check.blocked { throw Self.blocked }
-        guard check.rights else {
-            throw Problem(status: .unprocessableEntity, code: "rights_unavailable",
-                          detail: "This book cannot be watched right now: its rights are not available.")
-        }
+        guard check.rights else { throw Self.rightsUnavailable }
         // A concurrent add of the same book loses here and gets the same 409.
         guard let entry = try await queries.insert(book: bookID, country: check.country ?? defaultCountry) else { throw Self.duplicate }
         let response = Response(status: .created)
@@ -82,6 +78,9 @@ struct LibraryController: ChildRouteCollection {
 
     static let blocked = Problem(status: .unprocessableEntity, code: "blocked_by_controls",
                                  detail: "The child's family controls keep this book out (too old for them, or blocked).")
+
+    static let rightsUnavailable = Problem(status: .unprocessableEntity, code: "rights_unavailable",
+                                           detail: "This book cannot be watched right now: its rights are not available.")
 
     static let duplicate = Problem(status: .conflict, code: "duplicate", detail: "This book is already in the child's library.")
 

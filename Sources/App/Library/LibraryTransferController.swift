@@ -6,8 +6,8 @@ import Vapor
 /// remove, and adding a whole category. Both children must be the caller's (404 otherwise); every
 /// change is one transaction.
 struct LibraryTransferController: ChildRouteCollection {
-    func boot(child: any RoutesBuilder) throws {
-        let library = child.grouped("library")
+    func boot(child: ChildRoutes) throws {
+        let library = child.parent.grouped("library")
         library.on(.POST, ":book_id", "copy", body: .collect(maxSize: "16kb"), use: copy)
         library.on(.POST, ":book_id", "move", body: .collect(maxSize: "16kb"), use: move)
         library.on(.POST, "bulk", body: .collect(maxSize: "64kb"), use: bulk)

@@ -4,10 +4,13 @@ import Vapor
 
 /// The statements of signed-in devices and their refresh tokens (`migrations/0022`).
 enum SessionQueries {
-    /// A new device of `parent` and its first refresh token, in `sql`'s transaction.
-    static func createDevice(parent: Int, name: String, on sql: any SQLDatabase) async throws -> (device: Int, refresh: String) {
-        let device = try await sql.raw("INSERT INTO parent_devices (parent_id, name) VALUES (\(bind: parent), \(bind: name)) RETURNING id")
-            .one().decode(column: "id", as: Int.self)
+    /// A new device of `parent` (paired to `child` in child mode) and its first refresh token, in
+    /// `sql`'s transaction.
+    static func createDevice(parent: Int, child: Int? = nil, name: String, on sql: any SQLDatabase) async throws -> (device: Int, refresh: String) {
+        let device = try await sql.raw("""
+            INSERT INTO parent_devices (parent_id, name, child_device, child_id)
+            VALUES (\(bind: parent), \(bind: name), \(bind: child != nil), \(bind: child)) RETURNING id
+            """).one().decode(column: "id", as: Int.self)
         return (device, try await issueRefresh(device: device, on: sql))
     }
 
@@ -18,7 +21,7 @@ enum SessionQueries {
         return secret
     }
 
-    enum Rotation { case rotated(parent: Int, device: Int, refresh: String), reused(device: Int), unknown }
+    enum Rotation { case rotated(parent: Int, device: Int, child: Int?, refresh: String), reused(device: Int), unknown }
 
     /// Uses `secret` once: marks it used and issues the device's next token. A token used before
     /// (or of a signed-out device) signs its device out — whoever holds a copy is not the device.
@@ -28,11 +31,12 @@ enum SessionQueries {
         if let row = try await sql.raw("""
             WITH used AS (UPDATE refresh_tokens SET used_at = now() WHERE hash = \(bind: hash) AND used_at IS NULL RETURNING device_id)
             UPDATE parent_devices d SET last_used_at = now() FROM used WHERE d.id = used.device_id AND d.revoked_at IS NULL
-            RETURNING d.id, d.parent_id
+               AND (NOT d.child_device OR d.child_id IS NOT NULL)
+            RETURNING d.id, d.parent_id, d.child_id
             """).first() {
             let device = try row.decode(column: "id", as: Int.self)
             return .rotated(parent: try row.decode(column: "parent_id", as: Int.self), device: device,
-                            refresh: try await issueRefresh(device: device, on: sql))
+                            child: try row.decode(column: "child_id", as: Int?.self), refresh: try await issueRefresh(device: device, on: sql))
         }
         guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)").first()?
             .decode(column: "device_id", as: Int.self) else { return .unknown }
@@ -53,13 +57,14 @@ enum SessionQueries {
     struct DeviceRow: Codable, Sendable {
         let id: Int
         let name: String
+        let childId: Int?
         let createdAt: Date
         let lastUsedAt: Date
     }
 
     static func devices(of parent: Int, on sql: any SQLDatabase) async throws -> [DeviceRow] {
         try await sql.raw("""
-            SELECT id, name, created_at, last_used_at FROM parent_devices WHERE parent_id = \(bind: parent) AND revoked_at IS NULL ORDER BY id
+            SELECT id, name, child_id, created_at, last_used_at FROM parent_devices WHERE parent_id = \(bind: parent) AND revoked_at IS NULL ORDER BY id
             """).all(decoding: DeviceRow.self, keyDecodingStrategy: .convertFromSnakeCase)
     }
 

@@ -35,8 +35,8 @@ struct SessionRoutes: RouteCollection {
         let secret = try JSONBody(req).string("refresh_token", maxLength: 200)
         let rotation = try await req.transaction { sql in try await SessionQueries.rotate(secret, on: sql) }
         switch rotation {
-        case .rotated(let parent, let device, let refresh):
-            return try await Self.answer(parent: parent, device: device, refresh: refresh, req: req)
+        case .rotated(let parent, let device, let child, let refresh):
+            return try await Self.answer(parent: parent, device: device, child: child, refresh: refresh, req: req)
         case .reused(let device):
             req.logger.warning("refresh token reused: its device was signed out", metadata: ["device": .stringConvertible(device)])
             req.appServices.revokedSessions.note([device])
@@ -58,7 +58,7 @@ struct SessionRoutes: RouteCollection {
     func list(req: Request) async throws -> ItemDTO<[DeviceDTO]> {
         let current = req.deviceID
         return ItemDTO(data: try await SessionQueries.devices(of: try req.parentID, on: req.sql).map {
-            DeviceDTO(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, current: $0.id == current)
+            DeviceDTO(id: $0.id, name: $0.name, childId: $0.childId, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, current: $0.id == current)
         })
     }
 
@@ -86,27 +86,26 @@ struct SessionRoutes: RouteCollection {
         return ids
     }
 
-    static func deviceName(_ body: JSONBody) throws -> String {
-        guard let name = try body.optionalString("device_name", maxLength: 100)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+    static func deviceName(_ body: JSONBody, field: String = "device_name") throws -> String {
+        guard let name = try body.optionalString(field, maxLength: 100)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
             return defaultDeviceName
         }
         guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw Problem.invalidParameter("device_name", "device_name must be 1 to 100 printable characters")
+            throw Problem.invalidParameter(field, "\(field) must be 1 to 100 printable characters")
         }
         return name
     }
 
-    /// The token answer for `device`, uncacheable.
-    static func answer(parent: Int, device: Int, refresh: String, req: Request) async throws -> Response {
+    /// The token answer for `device` (a child device's when `child` is set), uncacheable.
+    static func answer(parent: Int, device: Int, child: Int? = nil, refresh: String, status: HTTPStatus = .ok,
+                       req: Request) async throws -> Response {
+        try Response.noStore(status: status, try await tokens(parent: parent, device: device, child: child, refresh: refresh, req: req))
+    }
+
+    static func tokens(parent: Int, device: Int, child: Int?, refresh: String, req: Request) async throws -> TokenDTO {
         let lifetime = req.application.settings.tokenLifetime
-        let now = Date()
-        let payload = ParentToken(sub: .init(value: String(parent)), exp: .init(value: now.addingTimeInterval(lifetime)),
-                                  iat: .init(value: now), nbf: .init(value: now.addingTimeInterval(-ParentToken.clockSkew)),
-                                  aud: .init(value: [ParentToken.audience]), sid: String(device))
-        let dto = TokenDTO(accessToken: try await req.jwt.sign(payload), refreshToken: refresh, tokenType: "Bearer",
-                           expiresIn: Int(lifetime), deviceId: device)
-        let response = try await dto.encodeResponse(for: req)
-        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return response
+        let payload = ParentToken(parent: parent, device: device, child: child, lifetime: lifetime)
+        return TokenDTO(accessToken: try await req.jwt.sign(payload), refreshToken: refresh, tokenType: "Bearer",
+                        expiresIn: Int(lifetime), deviceId: device, childId: child)
     }
 }

@@ -101,34 +101,49 @@ public struct FamilyClock: Sendable {
         return DateInterval(start: start, end: max(end, start))
     }
 
+    /// Monday-first index (0–6) of the local day starting at `dayStart`.
+    public func weekday(ofDayStarting dayStart: Date) -> Int {
+        (calendar.component(.weekday, from: dayStart) + 5) % 7
+    }
+
     /// The bedtime holding `instant`, or else the next one.
     public func bedtime(_ bedtime: Bedtime, around instant: Date) -> DateInterval {
-        let today = calendar.startOfDay(for: instant)
-        var day = previousDay(before: today)
-        for _ in 0..<3 {
-            let interval = self.bedtime(bedtime, startingOn: day)
-            if interval.end > instant { return interval }
+        self.bedtime(WeekSchedule(everyDay: DayLimits(bedtime: bedtime)), around: instant)!
+    }
+
+    /// The bedtime of `schedule` holding `instant`, or else the next one within a week (each
+    /// evening's bedtime is the one of the day it starts on); nil when no day has one.
+    public func bedtime(_ schedule: WeekSchedule, around instant: Date) -> DateInterval? {
+        var day = previousDay(before: calendar.startOfDay(for: instant))
+        for _ in 0..<9 {
+            if let bedtime = schedule.limits(weekday: weekday(ofDayStarting: day)).bedtime {
+                let interval = self.bedtime(bedtime, startingOn: day)
+                if interval.end > instant { return interval }
+            }
             day = nextDay(after: day)
         }
-        return self.bedtime(bedtime, startingOn: day)
+        return nil
     }
 
     /// The controls' verdict on a play at `now`, given the seconds already watched today (later
     /// days start at zero: no play is ever recorded in the future).
     public func decision(now: Date, bedtime: Bedtime?, dailySeconds: Int?, usedToday: Int) -> PlayDecision {
+        decision(now: now, schedule: WeekSchedule(everyDay: DayLimits(dailySeconds: dailySeconds, bedtime: bedtime)), usedToday: usedToday)
+    }
+
+    /// The verdict under a weekly schedule: today's daily limit is the one of today's weekday.
+    public func decision(now: Date, schedule: WeekSchedule, usedToday: Int) -> PlayDecision {
         let today = day(containing: now)
+        let limit = schedule.limits(weekday: weekday(ofDayStarting: today.start)).dailySeconds
         var t = now
         var verdict: PlayDecision = .allowed
         for _ in 0..<8 {
-            if let bedtime {
-                let interval = self.bedtime(bedtime, around: t)
-                if interval.start <= t && t < interval.end {
-                    if verdict == .allowed { verdict = .bedtime(until: interval.end) }
-                    t = interval.end
-                    continue
-                }
+            if let interval = self.bedtime(schedule, around: t), interval.start <= t && t < interval.end {
+                if verdict == .allowed { verdict = .bedtime(until: interval.end) }
+                t = interval.end
+                continue
             }
-            if let limit = dailySeconds, today.contains(t) && t < today.end, usedToday >= limit {
+            if let limit, today.contains(t) && t < today.end, usedToday >= limit {
                 if verdict == .allowed { verdict = .timeLimitReached(until: today.end) }
                 t = today.end
                 continue

@@ -1,0 +1,92 @@
+import Core
+import Foundation
+import SQLKit
+import Vapor
+
+/// The statements of a child's requests for books (`book_requests`, migrations/0024). Every
+/// statement names the child's parent too.
+struct BookRequestsQueries {
+    let sql: any SQLDatabase
+    let child: Int
+    let parent: Int
+
+    static let pendingLimit = 20
+
+    /// A request with its book as the catalog shows it.
+    struct RequestDTO: Content {
+        let id: Int
+        let childId: Int
+        let status: String
+        let createdAt: Date
+        @ExplicitNull var decidedAt: Date?
+        let book: BookDTO
+
+        static func columns(country: String) -> SQLQueryString {
+            "r.id AS request_id, r.child_id, r.status AS request_status, r.created_at, r.decided_at, \(BookDTO.columns(country: country))"
+        }
+
+        init(row: any SQLRow) throws {
+            id = try row.decode(column: "request_id", as: Int.self)
+            childId = try row.decode(column: "child_id", as: Int.self)
+            status = try row.decode(column: "request_status", as: String.self)
+            createdAt = try row.decode(column: "created_at", as: Date.self)
+            decidedAt = try row.decode(column: "decided_at", as: Date?.self)
+            book = try BookDTO(row: row)
+        }
+    }
+
+    private func select(_ condition: SQLQueryString, country: String, tail: SQLQueryString = "") async throws -> [RequestDTO] {
+        try await sql.raw("""
+            SELECT \(RequestDTO.columns(country: country))
+              FROM book_requests r JOIN children c ON c.id = r.child_id JOIN books b ON b.id = r.book_id \(BookDTO.joins)
+             WHERE r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) AND \(condition)\(tail)
+            """).all().map(RequestDTO.init(row:))
+    }
+
+    /// The child's pending request for `book`, if any.
+    func pending(book: Int, country: String) async throws -> RequestDTO? {
+        try await select("r.book_id = \(bind: book) AND r.status = 'pending'", country: country).first
+    }
+
+    func pendingCount() async throws -> Int {
+        try await sql.raw("SELECT count(*) AS n FROM book_requests WHERE child_id = \(bind: child) AND status = 'pending'")
+            .one().decode(column: "n", as: Int.self)
+    }
+
+    func insert(book: Int, device: Int?, country: String) async throws -> RequestDTO? {
+        try await sql.raw("""
+            INSERT INTO book_requests (child_id, book_id, device_id) VALUES (\(bind: child), \(bind: book), \(bind: device))
+            ON CONFLICT (child_id, book_id) WHERE status = 'pending' DO NOTHING
+            """).run()
+        return try await pending(book: book, country: country)
+    }
+
+    /// The requests of `status` (nil: all), newest first, and how many there are.
+    func page(status: String?, page: PageRequest, country: String) async throws -> (rows: [RequestDTO], total: Int) {
+        let condition: SQLQueryString = status.map { "r.status = \(bind: $0)" } ?? "true"
+        let total = try await sql.raw("""
+            SELECT count(*) AS n FROM book_requests r JOIN children c ON c.id = r.child_id
+             WHERE r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) AND \(condition)
+            """).one().decode(column: "n", as: Int.self)
+        let rows = page.offset < total
+            ? try await select(condition, country: country, tail: " ORDER BY r.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)")
+            : []
+        return (rows, total)
+    }
+
+    /// The request `id` of this child, locked for its decision (nil: none).
+    func lockRequest(_ id: Int) async throws -> (book: Int, status: String)? {
+        guard let row = try await sql.raw("""
+            SELECT r.book_id, r.status FROM book_requests r JOIN children c ON c.id = r.child_id
+             WHERE r.id = \(bind: id) AND r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE OF r
+            """).first() else { return nil }
+        return (try row.decode(column: "book_id", as: Int.self), try row.decode(column: "status", as: String.self))
+    }
+
+    func decide(_ id: Int, status: String, country: String) async throws -> RequestDTO? {
+        try await sql.raw("""
+            UPDATE book_requests SET status = \(bind: status), decided_at = now() WHERE id = \(bind: id) AND child_id = \(bind: child)
+            """).run()
+        return try await select("r.id = \(bind: id)", country: country).first
+    }
+}
