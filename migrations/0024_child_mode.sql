@@ -89,3 +89,5 @@ CREATE TABLE play_fold_tails (
     ever_completed    boolean NOT NULL,
     PRIMARY KEY (child_id, book_id)
 );
+-- The fold finds old plays by time alone.
+CREATE INDEX plays_played_at_idx ON plays (played_at);

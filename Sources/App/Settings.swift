@@ -26,6 +26,8 @@ struct Settings: Sendable {
     /// The country of parents created without `--country` (`DEFAULT_COUNTRY`, ISO 3166-1 alpha-2):
     /// which rights windows apply to them.
     var defaultCountry = "US"
+    /// Plays older than this many months are folded into totals (`PlayRetention`).
+    var playRetentionMonths = 24
     /// How long `/healthz` waits for the database before answering 503 (`HEALTH_TIMEOUT_SECONDS`).
     var healthTimeout: Double = 2
     /// Where mail goes (`SMTP_URL`: `smtp://[user:password@]host[:port]`, or `smtps://` for TLS);
@@ -123,6 +125,7 @@ struct Settings: Sendable {
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
             defaultCountry: try country(values["DEFAULT_COUNTRY"]),
+            playRetentionMonths: try integer("PLAY_RETENTION_MONTHS", default: 24, range: 1...600),
             healthTimeout: Double(try integer("HEALTH_TIMEOUT_SECONDS", default: 2, range: 1...60)),
             smtpURL: try smtp(values["SMTP_URL"]),
             mailFrom: values["MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "Storytime <hello@storytime.example>",

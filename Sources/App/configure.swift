@@ -64,6 +64,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     try routes(app)
     app.lifecycle.use(CatalogEngineStarter())
     app.lifecycle.use(ScheduleAuditStarter())
+    app.lifecycle.use(PlayRetentionStarter())
     app.lifecycle.use(DeclarationCheck())
     app.lifecycle.use(MailDeliveryStarter())
 
@@ -74,6 +75,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.asyncCommands.use(StaffCommand(), as: "staff")
     app.asyncCommands.use(ParentCommand(), as: "parent")
     app.asyncCommands.use(CatalogSQLCommand(), as: "catalog-sql")
+    app.asyncCommands.use(PlaysCommand(), as: "plays")
 }
 
 extension Application {

@@ -18,9 +18,14 @@ enum PlayAllowance {
                                      THEN p.position_seconds - prev.position_seconds ELSE p.position_seconds END), 0)::bigint AS seconds
               FROM plays p
               LEFT JOIN LATERAL (
-                  SELECT q.position_seconds, q.completed FROM plays q
-                   WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND (q.played_at, q.id) < (p.played_at, p.id)
-                   ORDER BY q.played_at DESC, q.id DESC LIMIT 1) prev ON true
+                  SELECT position_seconds, completed FROM (
+                      (SELECT q.position_seconds, q.completed, 0 AS source FROM plays q
+                        WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND (q.played_at, q.id) < (p.played_at, p.id)
+                        ORDER BY q.played_at DESC, q.id DESC LIMIT 1)
+                      UNION ALL
+                      -- the book's last folded play (PlayRetention), when no kept one came before
+                      SELECT t.position_seconds, t.completed, 1 FROM play_fold_tails t WHERE t.child_id = p.child_id AND t.book_id = p.book_id
+                  ) earlier ORDER BY source LIMIT 1) prev ON true
              WHERE p.child_id = \(bind: child)
                AND COALESCE(p.recorded_at, p.played_at) >= \(bind: day.start) AND COALESCE(p.recorded_at, p.played_at) < \(bind: day.end)
             """).first()?.decode(column: "seconds", as: Int.self) ?? 0

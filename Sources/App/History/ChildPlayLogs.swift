@@ -47,7 +47,8 @@ final class LoadedPlayLog: Sendable {
         return days
     }
 
-    /// Reads a child's log in one REPEATABLE READ snapshot; nil when it has more than `limit` plays.
+    /// Reads a child's log in one REPEATABLE READ snapshot; nil when it has more than `limit` plays
+    /// or folded ones.
     ///
     /// With a `previous` log of the child, only what changed is read when the database says that
     /// is enough: no play was updated or deleted since (`plays_rewrites`, kept by the plays'
@@ -60,10 +61,13 @@ final class LoadedPlayLog: Sendable {
             let sql = db.sql(counting: counter)
             try await sql.raw("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").run()
             guard let state = try await sql.raw("""
-                SELECT c.activity, c.plays_count, c.plays_rewrites, s.version FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
+                SELECT c.activity, c.plays_count, c.plays_rewrites, s.version,
+                       EXISTS (SELECT 1 FROM play_fold_tails t WHERE t.child_id = c.id) AS folded
+                  FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
                 """).first() else { return nil }
             let count = try state.decode(column: "plays_count", as: Int.self)
-            guard count <= limit else { return nil }
+            // A child with folded plays (PlayRetention) is answered in SQL, which reads the folds.
+            guard count <= limit, try !state.decode(column: "folded", as: Bool.self) else { return nil }
             let rewrites = try state.decode(column: "plays_rewrites", as: Int.self)
             let version = try state.decode(column: "version", as: Int.self)
             var plays: [PlayLog.Play]
