@@ -22,10 +22,16 @@ public typealias ControlsChange = Components.Schemas.ControlsChange
 public typealias Today = Components.Schemas.Today
 public typealias Me = Components.Schemas.Me
 public typealias AccountRemoval = Components.Schemas.AccountRemoval
+public typealias ChildPairing = Components.Schemas.Pairing
+public typealias BookRequest = Components.Schemas.BookRequest
+public typealias BookRequestPage = Components.Schemas.BookRequestPage
+public typealias BookRequestApproval = Components.Schemas.Approval
+public typealias DayLimits = Components.Schemas.DayLimits
 
 public typealias BookSort = Operations.ListBooks.Input.Query.SortPayload
 public typealias LibrarySort = Operations.ListLibrary.Input.Query.SortPayload
 public typealias StatsPeriod = Operations.ChildStats.Input.Query.PeriodPayload
 public typealias ExportFormat = Operations.ExportHistory.Input.Query.FormatPayload
 public typealias CalendarKind = Operations.CatalogCalendarDay.Input.Query.KindPayload
+public typealias BookRequestStatus = Operations.ListBookRequests.Input.Query.StatusPayload
 public typealias BulkAction = Operations.BulkLibrary.Input.Body.JsonPayload.ActionPayload

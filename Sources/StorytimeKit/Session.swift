@@ -16,6 +16,13 @@ actor Session {
         credentials = Credentials(email: email, password: password)
     }
 
+    /// A child device's tokens (child mode): renewed with the refresh token only.
+    func paired(token: String, refreshToken: String) {
+        self.token = token
+        self.refreshToken = refreshToken
+        credentials = nil
+    }
+
     func renewed(token: String, refreshToken: String) {
         self.token = token
         self.refreshToken = refreshToken

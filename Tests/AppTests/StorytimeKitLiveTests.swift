@@ -32,6 +32,44 @@ struct StorytimeKitLiveTests {
         try await TestDatabase.drop(database)
     }
 
+    @Test("child mode through the client: a parent pairs a tablet, the ChildSession browses as the child, asks, the parent approves, it plays; the PIN unpairs it")
+    func childMode() async throws {
+        try await Self.withServer { app, url in
+            let young = try await app.makeBook("Owl Moon", ages: 2...4)
+            let old = try await app.makeBook("Deep Sea", ages: 9...12)
+            try await app.appServices.catalogEngine.build(on: app.db)
+            _ = try await app.makeParent(email: "kid@example.com", password: "kit password", children: ["Ada"])
+            let parent = StorytimeClient(baseURL: url)
+            try await parent.signIn(email: "kid@example.com", password: "kit password")
+            let ada = try await parent.children()[0].id
+            _ = try await parent.updateControls(childID: ada, .init(maxAge: 6, approvedOnly: true))
+            try await parent.setPIN("2468", password: "kit password")
+            let pairing = try await parent.pairDevice(childID: ada, name: "Ada's tablet")
+            #expect(try await parent.devices().contains { $0.id == pairing.device.id && $0.childId == ada })
+
+            let tablet = await ChildSession(baseURL: url, pairing: pairing)
+            let child = try await tablet.child()
+            #expect(child.name == "Ada" && tablet.childID == ada)
+            #expect(try await tablet.books().data.isEmpty)   // approved only: an empty library
+            let asked = try await tablet.ask(bookID: young)
+            let again = try await tablet.ask(bookID: young)
+            #expect(asked.status == .pending && again.id == asked.id)
+            await #expect(throws: StorytimeError.notFound(detail: "No such book.")) { try await tablet.ask(bookID: old) }
+            #expect(try await parent.bookRequests(childID: ada).data.map(\.id) == [asked.id])
+            #expect(try await parent.approveRequest(childID: ada, requestID: asked.id).request.status == .approved)
+            #expect(try await tablet.books().data.map(\.id) == [young])
+            #expect(try await tablet.library().data.map(\.value1.id) == [young])
+            #expect(try await tablet.recordPlay(bookID: young, positionSeconds: 60).positionSeconds == 60)
+            #expect(try await tablet.today().minutesUsed == 1)
+            await #expect(throws: StorytimeError.forbidden(code: "wrong_pin", detail: "The PIN is wrong; 4 more tries before it is locked for 15 minutes.", retryAfter: nil)) {
+                try await tablet.unlock(pin: "0000")
+            }
+            try await tablet.signOutThisDevice(pin: "2468")
+            await #expect(throws: StorytimeError.notSignedIn) { try await tablet.today() }
+            #expect(try await parent.devices().contains { $0.id == pairing.device.id } == false)
+        }
+    }
+
     @Test("every route through the client: catalog, detail, categories, children, library, plays, history, insights, transfers, calendar")
     func everyRoute() async throws {
         try await Self.withServer { app, url in
