@@ -1,7 +1,13 @@
--- wrk: each request a random one of the paths in $PATHS (one per line), as the parent $TOKEN.
+-- wrk: each request a random one of the paths in $PATHS (one per line), as the parent $TOKEN —
+-- or, with $TOKENS (a file of bearer tokens, one per line), as a random one of them (child devices).
 local paths = {}
 for line in io.lines(os.getenv("PATHS")) do paths[#paths + 1] = line end
-local headers = { ["Authorization"] = "Bearer " .. os.getenv("TOKEN") }
+local headers = {}
+if os.getenv("TOKENS") then
+  for line in io.lines(os.getenv("TOKENS")) do headers[#headers + 1] = { ["Authorization"] = "Bearer " .. line } end
+else
+  headers[1] = { ["Authorization"] = "Bearer " .. os.getenv("TOKEN") }
+end
 local counter = 0
 function setup(thread)
   counter = counter + 1
@@ -11,5 +17,5 @@ function init(args)
   math.randomseed(os.time() * 1000 + (seed or 0))
 end
 function request()
-  return wrk.format("GET", paths[math.random(#paths)], headers)
+  return wrk.format("GET", paths[math.random(#paths)], headers[math.random(#headers)])
 end

@@ -34,6 +34,7 @@ trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/lib.bash
 . bench/console.sh
 . bench/child.sh
+. bench/child_devices.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -124,7 +125,9 @@ for n in $sizes; do
         ratio=$(python3 -c "print(f'{${r:-0} / max(${tps:-0}, 1):.1f}× the bare count')")
         echo "| $n | mixed, $writes writes/s | $r | $p50 | $p99 | $bad | $tps (bare count) | $ratio |" >> "$results"
         printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  bare count %s tps\n' "$n" "mixed, $writes writes/s" "$r" "$p50" "$p99" "$bad" "$tps"
+        unscoped=$r
     done
+    child_device_mix "$unscoped"
     child_mix
     echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
     # The console's list pages and dashboard, one or two filters, any sort, deep pages (bench/console.sh).
