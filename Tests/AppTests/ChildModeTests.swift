@@ -221,6 +221,43 @@ struct ChildModeTests {
         #expect(try await app.get("/api/v1/children/\(child)/requests", token: other.token).status == .notFound)
     }
 
+    @Test("concurrent: the same ask sent eight times at once makes one request; asks racing for the last pending places never pass 20; two approvals at once add the book once", .app)
+    func concurrentRequests() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let device = try await Self.pair(app, parent: parent.token, child: child)
+        var made: [Int] = []
+        for n in 0..<30 { made.append(try await app.makeBook("Race \(n)", ages: 1...3)) }
+        let books = made, token = device.access
+        let ask = { @Sendable (book: Int) in
+            try await app.send(.POST, "/api/v1/children/\(child)/requests", token: token, json: #"{"book_id": \#(book)}"#).status
+        }
+        let same = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
+            for _ in 0..<8 { group.addTask { try await ask(books[0]) } }
+            return try await group.reduce(into: [HTTPStatus]()) { $0.append($1) }
+        }
+        #expect(same.filter { $0 == .created }.count == 1 && same.filter { $0 == .ok }.count == 7, "\(same)")
+        #expect(try await app.count("SELECT count(*) AS n FROM book_requests WHERE child_id = \(bind: child)") == 1)
+        for book in books[1..<15] { #expect(try await ask(book) == .created) }
+        let racing = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
+            for book in books[15..<25] { group.addTask { try await ask(book) } }
+            return try await group.reduce(into: [HTTPStatus]()) { $0.append($1) }
+        }
+        #expect(racing.filter { $0 == .created }.count == 5 && racing.filter { $0 == .unprocessableEntity }.count == 5, "\(racing)")
+        #expect(try await app.count("SELECT count(*) AS n FROM book_requests WHERE child_id = \(bind: child) AND status = 'pending'") == 20)
+        let request = try await app.count("SELECT min(id) AS n FROM book_requests WHERE child_id = \(bind: child)")
+        let parentToken = parent.token
+        let decisions = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
+            for _ in 0..<2 {
+                group.addTask { try await app.send(.POST, "/api/v1/children/\(child)/requests/\(request)/approve", token: parentToken).status }
+            }
+            return try await group.reduce(into: [HTTPStatus]()) { $0.append($1) }
+        }
+        #expect(decisions.sorted { $0.code < $1.code } == [.ok, .conflict], "\(decisions)")
+        #expect(try await app.count("SELECT count(*) AS n FROM library_entries WHERE child_id = \(bind: child)") == 1)
+    }
+
     @Test("schedules: weekday and weekend limits are stored, shown, and today and plays follow today's weekday", .app)
     func schedules() async throws {
         let app = try app()
