@@ -28,6 +28,9 @@ struct Settings: Sendable {
     var defaultCountry = "US"
     /// Plays older than this many months are folded into totals (`PlayRetention`).
     var playRetentionMonths = 24
+    /// How long opening a database connection may take before the request is a 503
+    /// (`DATABASE_CONNECT_TIMEOUT_SECONDS`).
+    var databaseConnectTimeout: Int64 = 3
     /// How long `/healthz` waits for the database before answering 503 (`HEALTH_TIMEOUT_SECONDS`).
     var healthTimeout: Double = 2
     /// Where mail goes (`SMTP_URL`: `smtp://[user:password@]host[:port]`, or `smtps://` for TLS);
@@ -126,6 +129,7 @@ struct Settings: Sendable {
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
             defaultCountry: try country(values["DEFAULT_COUNTRY"]),
             playRetentionMonths: try integer("PLAY_RETENTION_MONTHS", default: 24, range: 1...600),
+            databaseConnectTimeout: Int64(try integer("DATABASE_CONNECT_TIMEOUT_SECONDS", default: 3, range: 1...60)),
             healthTimeout: Double(try integer("HEALTH_TIMEOUT_SECONDS", default: 2, range: 1...60)),
             smtpURL: try smtp(values["SMTP_URL"]),
             mailFrom: values["MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "Storytime <hello@storytime.example>",

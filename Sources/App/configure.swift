@@ -14,7 +14,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.appServices = AppServices(logger: app.logger, workingDirectory: app.directory.workingDirectory)
 
     var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
-    postgres.coreConfiguration.options.connectTimeout = .seconds(3)
+    postgres.coreConfiguration.options.connectTimeout = .seconds(settings.databaseConnectTimeout)
     // Names this instance's connections, so /metrics can report its pool as PostgreSQL sees it.
     postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", app.appServices.metrics.applicationName)]
     app.databases.use(
@@ -23,7 +23,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
         as: .psql)
     if let readURL = settings.databaseReadURL {
         var replica = try SQLPostgresConfiguration(url: readURL)
-        replica.coreConfiguration.options.connectTimeout = .seconds(3)
+        replica.coreConfiguration.options.connectTimeout = .seconds(settings.databaseConnectTimeout)
         app.databases.use(
             .postgres(configuration: replica, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
                       connectionPoolTimeout: .seconds(2), sqlLogLevel: .debug),

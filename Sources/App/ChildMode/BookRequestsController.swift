@@ -44,8 +44,7 @@ struct BookRequestsController: ChildRouteCollection {
             }
             return (request, true)
         }
-        let response = Response.json(try .json(ItemDTO(data: request)), status: created ? .created : .ok)
-        return response
+        return Response.json(try .json(ItemDTO(data: request)), status: created ? .created : .ok)
     }
 
     /// `status`: pending (the default), approved, declined or all; newest first, paginated.

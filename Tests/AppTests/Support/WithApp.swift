@@ -59,7 +59,7 @@ func testSettings(database: String) -> Settings {
              sessionSecret: "test-session-secret-that-is-long-enough-0123456789",
              databasePoolPerLoop: 4, bcryptCost: 4, tokenLifetime: 3600,
              // a first connection on a loaded CI machine (forty suites in parallel) can take seconds
-             healthTimeout: 15)
+             databaseConnectTimeout: 15, healthTimeout: 15)
 }
 
 extension Application {
