@@ -41,6 +41,15 @@ struct CatalogEngineTests {
         return String(letters)
     }
 
+    /// The seeded catalog's words, category slugs and ids, and publisher ids, for random queries.
+    static func vocabulary(_ app: Application) async throws -> (words: [String], slugs: [String], categoryIDs: [Int], publishers: [Int]) {
+        let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
+        let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
+        let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
+        return (words, try categories.map { try $0.decode(column: "slug", as: String.self) },
+                try categories.map { try $0.decode(column: "id", as: Int.self) }, publishers)
+    }
+
     static func randomQuery(_ r: inout Random, words: [String], slugs: [String], categoryIDs: [Int], publishers: [Int]) -> String {
         var parts: [String] = []
         if r.chance(70) {
@@ -93,11 +102,7 @@ struct CatalogEngineTests {
         try await app.sql.raw("UPDATE books SET title = 'Same Title', created_at = '2026-01-01' WHERE id % 97 = 0").run()
         try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
-        let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
-        let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
-        let slugs = try categories.map { try $0.decode(column: "slug", as: String.self) }
-        let categoryIDs = try categories.map { try $0.decode(column: "id", as: Int.self) }
-        let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
+        let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
         #expect(words.count > 100 && app.appServices.catalogEngine.bookCount > 1000)
         var random = Random(state: 20261122)
         var compared = 0, nonEmpty = 0, typoQueries = 0

@@ -168,11 +168,7 @@ struct FamilyControlsTests {
         try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let child = parent.children[0]
-        let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
-        let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
-        let slugs = try categories.map { try $0.decode(column: "slug", as: String.self) }
-        let categoryIDs = try categories.map { try $0.decode(column: "id", as: Int.self) }
-        let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
+        let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
         let bookIDs = try await app.sql.raw("SELECT id FROM books ORDER BY id").all().map { try $0.decode(column: "id", as: Int.self) }
         var random = CatalogEngineTests.Random(state: 20261123)
         var compared = 0, narrowed = 0

@@ -150,11 +150,7 @@ import VaporTesting
         try await app.appServices.catalogEngine.build(on: app.db)
         var parents: [Application.ParentFixture] = []
         for country in ["FR", "US", "GB", "DE", "JP"] { parents.append(try await app.makeParent(country: country)) }
-        let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
-        let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
-        let slugs = try categories.map { try $0.decode(column: "slug", as: String.self) }
-        let categoryIDs = try categories.map { try $0.decode(column: "id", as: Int.self) }
-        let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
+        let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
         var random = CatalogEngineTests.Random(state: 20261124)
         var compared = 0
         var totals: [String: Set<Int>] = [:]

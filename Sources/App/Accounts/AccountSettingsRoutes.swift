@@ -17,7 +17,7 @@ struct AccountSettingsRoutes: RouteCollection {
         let email = try AccountInput.email(body, "email")
         let password = try body.string("password", maxLength: 1000)
         let parent = try req.parentID
-        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
         let base = req.application.settings.publicBaseURL
         try await req.transaction { sql in
             guard let account = try await AccountQueries.find(id: parent, on: sql) else { throw Problem.unauthorized }
@@ -37,7 +37,7 @@ struct AccountSettingsRoutes: RouteCollection {
     func delete(req: Request) async throws -> ItemDTO<AccountRemovalDTO> {
         let password = try JSONBody(req).string("password", maxLength: 1000)
         let parent = try req.parentID
-        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
         guard let removed = try await req.transaction({ sql in try await AccountQueries.delete(parent: parent, on: sql) }) else {
             throw Problem.unauthorized
         }

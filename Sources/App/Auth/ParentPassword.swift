@@ -37,6 +37,11 @@ enum ParentPassword {
         return true
     }
 
+    /// Throws `problem` (403 `wrong_password`) unless `password` is the signed-in parent's.
+    static func requireCurrent(_ password: String, parent: Int, req: Request, problem: Problem = .wrongPassword) async throws {
+        guard try await verifyCurrent(password, parent: parent, req: req) else { throw problem }
+    }
+
     private static func reserve(_ throttle: LoginThrottle, req: Request) async throws {
         if let wait = try await throttle.reserve(on: req.sql) {
             throw Problem(status: .tooManyRequests, code: "too_many_requests",

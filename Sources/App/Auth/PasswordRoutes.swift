@@ -16,9 +16,8 @@ struct PasswordRoutes: RouteCollection {
         let new = try body.string("new_password", maxLength: 1000)
         try ParentPassword.requireStrong(new, field: "new_password", req: req)
         let parent = try req.parentID
-        guard try await ParentPassword.verifyCurrent(current, parent: parent, req: req) else {
-            throw Problem(status: .forbidden, code: "wrong_password", detail: "The current password is wrong.", field: "current_password")
-        }
+        try await ParentPassword.requireCurrent(current, parent: parent, req: req, problem: Problem(
+            status: .forbidden, code: "wrong_password", detail: "The current password is wrong.", field: "current_password"))
         let hash = try await req.password.async.hash(new)
         let device = req.deviceID ?? 0
         let revoked = try await req.transaction { sql in

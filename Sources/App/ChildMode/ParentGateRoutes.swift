@@ -34,7 +34,7 @@ struct ParentGateRoutes: RouteCollection {
         }
         let password = try body.string("password", maxLength: 1000)
         let parent = try req.parentID
-        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
         let hash = try await req.password.async.hash(pin)
         try await req.transaction { sql in try await ParentGateQueries.setPIN(hash, parent: parent, on: sql) }
         return .noContent
@@ -44,7 +44,7 @@ struct ParentGateRoutes: RouteCollection {
     func removePIN(req: Request) async throws -> HTTPStatus {
         let password = try JSONBody(req).string("password", maxLength: 1000)
         let parent = try req.parentID
-        guard try await ParentPassword.verifyCurrent(password, parent: parent, req: req) else { throw Problem.wrongPassword }
+        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
         try await req.transaction { sql in try await ParentGateQueries.setPIN(nil, parent: parent, on: sql) }
         return .noContent
     }
@@ -55,9 +55,7 @@ struct ParentGateRoutes: RouteCollection {
         let body = try JSONBody(req)
         let parent = try req.parentID
         if body.has("password") {
-            guard try await ParentPassword.verifyCurrent(try body.string("password", maxLength: 1000), parent: parent, req: req) else {
-                throw Problem.wrongPassword
-            }
+            try await ParentPassword.requireCurrent(try body.string("password", maxLength: 1000), parent: parent, req: req)
         } else {
             try await Self.requirePIN(try body.string("pin", maxLength: 6), parent: parent, req: req)
         }
