@@ -9,6 +9,8 @@ final class AppServices: Sendable {
     /// The catalog: the in-memory index, and the SQL path's answers per catalog version.
     let catalogEngine: CatalogEngine
     let catalogCache = CatalogCache()
+    /// While the engine is not ready, the bound on catalog answers from SQL.
+    let catalogFallback: FallbackGate
     /// Children: their controls and libraries as the catalog needs them, their kept answers and play logs.
     let childStates = ChildStates()
     let childScopes = ChildScopes()
@@ -23,10 +25,11 @@ final class AppServices: Sendable {
     let dashboardAttention = DashboardAttention()
     let mailDelivery = MailDelivery()
 
-    init(logger: Logger, workingDirectory: String) {
+    init(logger: Logger, workingDirectory: String, settings: Settings) {
         let metrics = AppMetrics()
         self.metrics = metrics
-        catalogEngine = CatalogEngine(logger: logger, onDelta: { metrics.deltaApplied() })
+        catalogEngine = CatalogEngine(logger: logger, buildURL: settings.databaseURL, onDelta: { metrics.deltaApplied() })
+        catalogFallback = FallbackGate(limit: settings.catalogFallbackConcurrency, queue: settings.catalogFallbackQueue)
         commonPasswords = CommonPasswords(directory: workingDirectory)
     }
 

@@ -18,6 +18,15 @@ struct Settings: Sendable {
     var trustedProxies: Set<String> = []
     /// Serve the parent catalog from the in-memory engine once it is built (`CATALOG_ENGINE=off`: SQL only).
     var catalogEngine = true
+    /// Where the catalog engine keeps its snapshot (`ENGINE_SNAPSHOT_PATH`; nil: no snapshot, every
+    /// start builds from SQL). Instances of one build may share the file.
+    var engineSnapshotPath: String? = nil
+    /// How often a running instance writes a new snapshot when the catalog changed (`ENGINE_SNAPSHOT_MINUTES`).
+    var engineSnapshotMinutes = 10
+    /// While the engine is not ready: catalog answers from SQL at once, and waiting beyond them
+    /// (`CATALOG_FALLBACK_CONCURRENCY`, `CATALOG_FALLBACK_QUEUE`); past both, 503 `engine_starting`.
+    var catalogFallbackConcurrency = 4
+    var catalogFallbackQueue = 16
     /// A bearer token that opens `/metrics` to scrapers off this machine (nil: loopback only).
     var metricsToken: String? = nil
     /// The largest console form body (`CONSOLE_FORM_LIMIT_KB`): a book's 10,000-character
@@ -125,6 +134,10 @@ struct Settings: Sendable {
             tokenLifetime: TimeInterval(try integer("TOKEN_LIFETIME_SECONDS", default: 3600, range: 60...2_592_000)),
             trustedProxies: Set((values["TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }),
             catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
+            engineSnapshotPath: values["ENGINE_SNAPSHOT_PATH"].flatMap { $0.isEmpty ? nil : $0 },
+            engineSnapshotMinutes: try integer("ENGINE_SNAPSHOT_MINUTES", default: 10, range: 1...1440),
+            catalogFallbackConcurrency: try integer("CATALOG_FALLBACK_CONCURRENCY", default: 4, range: 1...256),
+            catalogFallbackQueue: try integer("CATALOG_FALLBACK_QUEUE", default: 16, range: 0...10_000),
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
             defaultCountry: try country(values["DEFAULT_COUNTRY"]),

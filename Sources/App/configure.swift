@@ -11,7 +11,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     let settings = try settings ?? Settings.load(environment: app.environment)
     app.settings = settings
     // Everything kept in memory, created before requests run concurrently.
-    app.appServices = AppServices(logger: app.logger, workingDirectory: app.directory.workingDirectory)
+    app.appServices = AppServices(logger: app.logger, workingDirectory: app.directory.workingDirectory, settings: settings)
 
     var postgres = try SQLPostgresConfiguration(url: settings.databaseURL)
     postgres.coreConfiguration.options.connectTimeout = .seconds(settings.databaseConnectTimeout)

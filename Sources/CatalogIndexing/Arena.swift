@@ -51,3 +51,16 @@ struct Arena<Element: Sendable>: Sendable {
         garbage = 0
     }
 }
+
+extension Arena where Element: BitwiseCopyable {
+    func encode(to writer: SnapshotWriter) throws {
+        try writer.array(storage); try writer.array(start); try writer.array(length); try writer.int(garbage)
+    }
+
+    init(snapshot reader: inout SnapshotReader) throws {
+        self.init()
+        storage = try reader.array(); start = try reader.array(); length = try reader.array(); garbage = try reader.int()
+        guard start.count == length.count,
+              zip(start, length).allSatisfy({ Int($0) + Int($1) <= storage.count }) else { throw SnapshotReader.Failure.corrupt("arena") }
+    }
+}

@@ -103,3 +103,8 @@ public struct Bitset: Sendable, Equatable {
         return result
     }
 }
+
+extension Bitset {
+    func encode(to writer: SnapshotWriter) throws { try writer.array(words) }
+    init(snapshot reader: inout SnapshotReader) throws { self.init(words: try reader.array()) }
+}

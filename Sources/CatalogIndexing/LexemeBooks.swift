@@ -135,3 +135,23 @@ struct LexemeBooks: Sendable {
         return a
     }
 }
+
+extension LexemeBooks {
+    func encode(to writer: SnapshotWriter) throws {
+        try writer.int(count)
+        try writer.bool(unsorted)
+        try writer.array(list)
+        try writer.bool(dense != nil)
+        if let dense { for set in [dense.title, dense.author, dense.description] { try set.encode(to: writer) } }
+    }
+
+    init(snapshot reader: inout SnapshotReader) throws {
+        self.init()
+        count = try reader.int()
+        unsorted = try reader.bool()
+        list = try reader.array()
+        if try reader.bool() {
+            dense = Dense(title: try Bitset(snapshot: &reader), author: try Bitset(snapshot: &reader), description: try Bitset(snapshot: &reader))
+        }
+    }
+}

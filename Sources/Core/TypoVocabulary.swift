@@ -138,3 +138,29 @@ public struct TypoVocabulary: Sendable {
 
     static func less(_ a: [UInt32], _ b: [UInt32]) -> Bool { a.lexicographicallyPrecedes(b) }
 }
+
+extension TypoVocabulary {
+    /// The terms in order with their use counts (the catalog engine's snapshot).
+    public func encode(to writer: SnapshotWriter) throws {
+        try writer.array(terms.map { UInt32($0.count) })
+        try writer.array(terms.flatMap { $0 })
+        try writer.array(terms.map { counts[$0] ?? 0 })
+    }
+
+    public init(snapshot reader: inout SnapshotReader) throws {
+        let lengths = try reader.array(of: UInt32.self), scalars = try reader.array(of: UInt32.self), uses = try reader.array(of: Int.self)
+        guard lengths.count == uses.count, lengths.reduce(0, { $0 + Int($1) }) == scalars.count else {
+            throw SnapshotReader.Failure.corrupt("typo vocabulary")
+        }
+        self.init()
+        var start = 0
+        terms.reserveCapacity(lengths.count)
+        counts.reserveCapacity(lengths.count)
+        for (length, n) in zip(lengths, uses) {
+            let term = Array(scalars[start..<start + Int(length)])
+            start += Int(length)
+            terms.append(term)
+            counts[term] = n
+        }
+    }
+}

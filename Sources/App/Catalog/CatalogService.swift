@@ -32,8 +32,13 @@ struct CatalogService {
                 return req.eventLoop.makeSucceededFuture(now(engine, scope))
             }
             return req.eventLoop.makeFutureWithTask {
-                let scope = try await Self.scope(of: child, reading: reading, req: req)
-                return try await later(try await Self.source(req, reading: reading), scope)
+                let work = {
+                    let scope = try await Self.scope(of: child, reading: reading, req: req)
+                    return try await later(try await Self.source(req, reading: reading), scope)
+                }
+                // Until the engine is ready, SQL answers are bounded (`FallbackGate`).
+                guard req.application.settings.catalogEngine, !req.appServices.catalogEngine.isReady else { return try await work() }
+                return try await req.appServices.catalogFallback.run(work)
             }
         }
     }

@@ -2,11 +2,51 @@ import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
-/// `GET /healthz`: 200 when the database answers within `Settings.healthTimeout` (2 s), 503 otherwise.
+/// Probes: `/livez` (the process answers), `/readyz` (this instance should get traffic: the
+/// database answers and the catalog engine is built and caught up), `/healthz` (the database
+/// answers; with the engine's state, for people).
 struct HealthController: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("healthz", use: health)
         routes.get("livez", use: live)
+        routes.get("readyz", use: ready)
+    }
+
+    /// `GET /readyz`: 200 `{"status":"ready"}` when the database answers and the engine (when on)
+    /// is built and at the catalog's current version, each within `Settings.healthTimeout`;
+    /// else 503 with the reason: `database`, `engine_starting` or `engine_behind`. What a load
+    /// balancer takes an instance into rotation on.
+    @Sendable
+    func ready(req: Request) async -> Response {
+        let timeout = req.application.settings.healthTimeout
+        let version = NIOLockedValueBox(-1)
+        let sql = req.sql
+        let reachable = await HealthController.withTimeout(seconds: timeout) {
+            let current = try await sql.raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? 0
+            version.withLockedValue { $0 = current }
+        }
+        let engine = req.appServices.catalogEngine
+        var reason: String? = nil
+        if !reachable {
+            reason = "database"
+        } else if req.application.settings.catalogEngine {
+            if !engine.isReady {
+                reason = "engine_starting"
+            } else {
+                let target = version.withLockedValue { $0 }, database = req.db
+                let caughtUp = await HealthController.withTimeout(seconds: timeout) { try await engine.catchUp(to: target, on: database) }
+                if !caughtUp || engine.currentVersion < target { reason = "engine_behind" }
+            }
+        }
+        let catalog = req.application.settings.catalogEngine
+            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount),"version":\#(engine.currentVersion)}"#
+            : #"{"engine":"off"}"#
+        let response = Response(status: reason == nil ? .ok : .serviceUnavailable)
+        response.headers.contentType = .json
+        response.headers.cacheControl = .init(noStore: true)
+        if reason != nil { response.headers.replaceOrAdd(name: "Retry-After", value: "1") }
+        response.body = .init(string: reason.map { #"{"catalog":\#(catalog),"reason":"\#($0)","status":"not_ready"}"# } ?? #"{"catalog":\#(catalog),"status":"ready"}"#)
+        return response
     }
 
     /// `GET /livez`: the process answers; no database work (a liveness probe, and the HTTP floor

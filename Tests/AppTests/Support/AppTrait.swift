@@ -7,6 +7,8 @@ import Vapor
 /// down afterwards, reached as `try app()` inside the test.
 struct AppTrait: TestTrait, SuiteTrait, TestScoping {
     var engine = false
+    /// Changes the test settings first.
+    var adjust: @Sendable (inout Settings) -> Void = { _ in }
     var isRecursive: Bool { true }
 
     @TaskLocal static var current: Application?
@@ -14,7 +16,7 @@ struct AppTrait: TestTrait, SuiteTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         // A suite's trait scopes each of its tests, not the suite as a whole.
         guard testCase != nil || !test.isSuite else { return try await function() }
-        try await withApp(engine: engine) { app in
+        try await withApp(engine: engine, adjust: adjust) { app in
             try await AppTrait.$current.withValue(app) { try await function() }
         }
     }
@@ -23,6 +25,7 @@ struct AppTrait: TestTrait, SuiteTrait, TestScoping {
 extension Trait where Self == AppTrait {
     static var app: AppTrait { AppTrait() }
     static func app(engine: Bool) -> AppTrait { AppTrait(engine: engine) }
+    static func app(adjust: @escaping @Sendable (inout Settings) -> Void) -> AppTrait { AppTrait(adjust: adjust) }
 }
 
 /// The app of the running test (see `AppTrait`).

@@ -39,9 +39,13 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Called once per change-log application (a metric).
     let onDelta: @Sendable () -> Void
+    /// The database a build reads from on a connection of its own (`DATABASE_URL`), so a build is
+    /// never queued behind requests for a pooled connection; nil: a pooled one (tests of the SQL).
+    let buildURL: String?
 
-    init(logger: Logger, onDelta: @escaping @Sendable () -> Void = {}) {
+    init(logger: Logger, buildURL: String? = nil, onDelta: @escaping @Sendable () -> Void = {}) {
         self.logger = logger
+        self.buildURL = buildURL
         self.onDelta = onDelta
     }
 
@@ -55,7 +59,7 @@ final class CatalogEngine: @unchecked Sendable {
         status.withLockedValue { if $0 != .ready { $0 = .building } }
         let started = Date()
         do {
-            let (fresh, builtVersion) = try await withConnection(database) { connection in
+            let (fresh, builtVersion) = try await withBuildConnection(database) { connection in
                 try await self.load(on: connection)
             }
             lock.writing {
@@ -92,6 +96,27 @@ final class CatalogEngine: @unchecked Sendable {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
+    }
+
+    /// Replaces the index with one loaded from a snapshot at `version`; the engine stays not
+    /// ready (requests are answered from SQL) until the caller has caught it up and `markReady()`.
+    func install(_ loaded: CatalogIndex, version loadedVersion: Int) {
+        status.withLockedValue { if $0 != .ready { $0 = .building } }
+        lock.writing {
+            index = loaded
+            version = loadedVersion
+        }
+        memo.withLockedValue { $0 = AnswerMemo() }
+        Self.returnFreedMemory()
+    }
+
+    func markReady() { status.withLockedValue { $0 = .ready } }
+
+    /// The index and its version as one consistent state (the arrays are shared copy-on-write,
+    /// so this costs nothing until the engine changes one of them); nil until the engine is ready.
+    func currentState() -> (index: CatalogIndex, version: Int)? {
+        guard isReady else { return nil }
+        return lock.reading { (index, version) }
     }
 
     /// Makes sure the index reflects at least `target` (a version a request read).
@@ -201,6 +226,12 @@ final class CatalogEngine: @unchecked Sendable {
             _ = unsafeBitCast(symbol, to: Trim.self)(0)
         }
         #endif
+    }
+
+    /// A connection of the build's own when `buildURL` names one, else one from the pool.
+    private func withBuildConnection<T: Sendable>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        guard let buildURL else { return try await withConnection(database, body) }
+        return try await DirectConnection.open(url: buildURL, logger: logger, body)
     }
 
     private func withConnection<T: Sendable>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {

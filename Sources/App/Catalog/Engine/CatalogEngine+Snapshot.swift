@@ -1,0 +1,57 @@
+import CatalogIndexing
+import FluentKit
+import Foundation
+import SQLKit
+
+/// Starting from a snapshot instead of SQL, and writing one (`EngineSnapshot`).
+extension CatalogEngine {
+    /// Loads the snapshot at `path` when this build wrote it against the current schema, catches
+    /// up from the change log past its version (or rebuilds, when the log no longer reaches back
+    /// that far) and marks the engine ready. Throws `EngineSnapshot.Refusal` when it cannot be used.
+    @discardableResult
+    func start(fromSnapshot path: String, on database: any Database) async throws -> EngineSnapshot.Header {
+        let started = Date()
+        let schema = try await Self.schema(on: database)
+        let (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, schema: schema) }.value
+        let loadedIn = Date().timeIntervalSince(started)
+        install(loaded, version: header.version)
+        try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
+        markReady()
+        logger.info("catalog engine started from its snapshot", metadata: [
+            "books": .stringConvertible(header.books), "snapshot_version": .stringConvertible(header.version),
+            "version": .stringConvertible(currentVersion), "load_seconds": .string(String(format: "%.2f", loadedIn)),
+            "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started))),
+        ])
+        return header
+    }
+
+    /// Writes the engine as it is now to `path`; nil when it is not ready, or when the file there
+    /// already holds this version or a newer one from this build (another instance wrote it).
+    @discardableResult
+    func writeSnapshot(to path: String, on database: any Database) async throws -> EngineSnapshot.Header? {
+        guard let (index, version) = currentState() else { return nil }
+        if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build, existing.version >= version { return nil }
+        let schema = try await Self.schema(on: database)
+        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: schema, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let started = Date()
+        let size = try await Task.detached { try EngineSnapshot.write(index, header: header, to: path) }.value
+        logger.info("catalog engine snapshot written", metadata: [
+            "path": .string(path), "version": .stringConvertible(version), "books": .stringConvertible(index.count),
+            "megabytes": .stringConvertible(size >> 20), "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started))),
+        ])
+        return header
+    }
+
+    static func schema(on database: any Database) async throws -> String {
+        try await sql(database).raw(SQLQueryString(EngineSnapshot.schemaQuery)).first()?.decode(column: "coalesce", as: String.self) ?? ""
+    }
+
+    static func catalogVersion(on database: any Database) async throws -> Int {
+        try await sql(database).raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? 0
+    }
+
+    private static func sql(_ database: any Database) throws -> any SQLDatabase {
+        guard let sql = database as? any SQLDatabase else { throw EngineSnapshot.WriteFailure(description: "the catalog engine needs PostgreSQL") }
+        return sql
+    }
+}

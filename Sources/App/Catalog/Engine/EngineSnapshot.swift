@@ -1,0 +1,167 @@
+import CatalogIndexing
+import Core
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The catalog engine's snapshot file (`ENGINE_SNAPSHOT_PATH`): a header saying which build, which
+/// schema and which catalog version wrote it, the index's arrays as raw bytes, and a checksum. A
+/// starting instance loads it in about a second instead of reading every book from SQL, then
+/// catches up from the change log past its version.
+///
+/// A snapshot is refused — and the engine built from SQL as before — when it is missing, from
+/// another build of the app (the index layout is the build's), from another database schema,
+/// damaged, or not loadable for any other reason; a snapshot is a cache, never a source of truth.
+enum EngineSnapshot {
+    struct Header: Equatable, Sendable {
+        var build: String
+        var schema: String
+        var version: Int
+        var books: Int
+        var writtenAt: Date
+    }
+
+    enum Refusal: Error, Equatable, CustomStringConvertible {
+        case missing
+        case notASnapshot
+        case otherBuild(String)
+        case otherSchema(String)
+        case damaged(String)
+
+        var description: String {
+            switch self {
+            case .missing: "no snapshot"
+            case .notASnapshot: "not an engine snapshot"
+            case .otherBuild(let build): "written by another build (\(build))"
+            case .otherSchema(let schema): "written against another schema (\(schema))"
+            case .damaged(let reason): "damaged: \(reason)"
+            }
+        }
+    }
+
+    struct WriteFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static let magic = "STORYTIME-ENGINE-SNAPSHOT"
+
+    /// This build of the app: the index layout's format and the executable's size and time, so a
+    /// snapshot is read only by the very build that wrote it (another build may lay the index out
+    /// differently; when unsure, refuse and build).
+    static let build: String = {
+        var identity = "format \(CatalogIndex.snapshotFormat)"
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? Bundle.main.executablePath ?? CommandLine.arguments[0]
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: executable) {
+            let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            identity += "; \(URL(fileURLWithPath: executable).lastPathComponent) \(size) bytes, \(Int(modified))"
+        }
+        return identity
+    }()
+
+    /// The schema as the migrations table records it.
+    static let schemaQuery = "SELECT coalesce(md5(string_agg(version || ':' || checksum, ',' ORDER BY version)), '') FROM schema_migrations"
+
+    /// Writes `index` to `path` through a temporary file renamed over it, so a reader (another
+    /// instance sharing the directory) sees the old snapshot or the new one, never a torn one.
+    /// Returns the file's size.
+    @discardableResult
+    static func write(_ index: CatalogIndex, header: Header, to path: String) throws -> Int {
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw WriteFailure(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var closed = false
+        defer { if !closed { close(fd); unlink(temporary) } }
+        let writer = SnapshotWriter { bytes in try Self.writeAll(fd, bytes) }
+        try writer.string(magic)
+        try writer.string(header.build)
+        try writer.string(header.schema)
+        try writer.int(header.version)
+        try writer.int(header.books)
+        try writer.int(Int(header.writtenAt.timeIntervalSince1970))
+        try index.encode(to: writer)
+        try writer.finish()
+        let size = writer.written + 8
+        try withUnsafeBytes(of: writer.checksum.value.littleEndian) { try writeAll(fd, $0) }
+        guard fsync(fd) == 0 else { throw WriteFailure(description: "fsync: \(String(cString: strerror(errno)))") }
+        close(fd)
+        closed = true
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw WriteFailure(description: "rename: \(String(cString: strerror(errno)))")
+        }
+        return size
+    }
+
+    /// The header of the snapshot at `path` (cheap: the index is not read).
+    static func header(at path: String) throws -> Header {
+        try mapped(path) { bytes in
+            var reader = SnapshotReader(bytes)
+            return try readHeader(&reader)
+        }
+    }
+
+    /// The snapshot at `path` if this build wrote it against `schema` and it is whole.
+    static func read(from path: String, schema: String) throws -> (Header, CatalogIndex) {
+        try mapped(path) { bytes in
+            var reader = SnapshotReader(bytes)
+            let header = try readHeader(&reader)
+            guard header.build == build else { throw Refusal.otherBuild(header.build) }
+            guard header.schema == schema else { throw Refusal.otherSchema(header.schema) }
+            guard bytes.count % 8 == 0, bytes.count >= 8 else { throw Refusal.damaged("its size is not whole words") }
+            var checksum = SnapshotChecksum()
+            checksum.add(UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 8]))
+            let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+            guard checksum.value == stored else { throw Refusal.damaged("checksum mismatch") }
+            do {
+                let index = try CatalogIndex(snapshot: &reader)
+                guard reader.remaining == 8, index.count == header.books else { throw Refusal.damaged("unexpected length") }
+                return (header, index)
+            } catch let failure as SnapshotReader.Failure {
+                throw Refusal.damaged(failure.description)
+            }
+        }
+    }
+
+    private static func readHeader(_ reader: inout SnapshotReader) throws -> Header {
+        do {
+            guard try reader.string() == magic else { throw Refusal.notASnapshot }
+            return Header(build: try reader.string(), schema: try reader.string(), version: try reader.int(), books: try reader.int(),
+                          writtenAt: Date(timeIntervalSince1970: TimeInterval(try reader.int())))
+        } catch is SnapshotReader.Failure {
+            throw Refusal.notASnapshot
+        }
+    }
+
+    /// Runs `body` over the file's bytes, mapped read-only (the page cache, not the heap).
+    private static func mapped<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw errno == ENOENT ? Refusal.missing : Refusal.damaged(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Refusal.damaged(String(cString: strerror(errno))) }
+        let size = Int(info.st_size)
+        guard size > 0 else { throw Refusal.notASnapshot }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+            throw Refusal.damaged("mmap: \(String(cString: strerror(errno)))")
+        }
+        defer { munmap(base, size) }
+        _ = madvise(base, size, MADV_SEQUENTIAL)
+        return try body(UnsafeRawBufferPointer(start: base, count: size))
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw WriteFailure(description: "write: \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+    }
+}
