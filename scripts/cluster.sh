@@ -6,10 +6,65 @@
 # on the migrator's advisory lock). Runs until Ctrl-C, then stops what it started (the replica's
 # data stays for the next run). CLUSTER_CHECK=1: check the cluster, print what it saw, and stop.
 #
+# Instances share one engine snapshot (var/cluster/engine.snapshot), so a restarted instance
+# serves from its engine within a second or two. nginx keeps an instance out of rotation while it
+# is not ready by passive checks: a starting instance answers catalog requests with a fast 503
+# `engine_starting` (CATALOG_FALLBACK_CONCURRENCY=0) and a stopped one refuses connections; nginx
+# retries either on the other instance (`proxy_next_upstream error timeout http_503`) and leaves
+# the failed one alone for `fail_timeout`. Open-source nginx has no active health checks, and a
+# reload to take a server out would close clients' idle keep-alive connections mid-race.
+#
+#   scripts/cluster.sh restart   rolling restart of a running cluster: one instance at a time,
+#                                each stopped gracefully, started, and waited for on /readyz
+#
 #   CLUSTER_PORT=8090   nginx's port; the instances take the next two
+#   CLUSTER_BUILD=debug or release;  CLUSTER_DATABASE=storytime;  CLUSTER_REPLICA=1 (0: no replica)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${CLUSTER_PORT:-8090}
+state=var/cluster
+build=${CLUSTER_BUILD:-debug}
+app=.build/$build/App
+
+# start_instance PORT: one instance in its own session (a restart outlives the shell that made it).
+start_instance() {
+    ( set -a; . "$state/env"; set +a
+      exec setsid "$app" serve --hostname 127.0.0.1 --port "$1" >> "$state/app-$1.log" 2>&1 < /dev/null ) &
+    echo $! > "$state/pid-$1"
+}
+
+# wait_ready PORT [SECONDS]: until /readyz says 200; prints the seconds it took.
+wait_ready() {
+    local start=$(date +%s%N) limit=$(( ${2:-300} * 10 ))
+    for _ in $(seq 1 "$limit"); do
+        curl -sf -o /dev/null "http://127.0.0.1:$1/readyz" && { echo "$(( ($(date +%s%N) - start) / 1000000 ))"; return 0; }
+        sleep 0.1
+    done
+    echo "cluster: instance $1 not ready after ${2:-300} s; see $state/app-$1.log" >&2
+    return 1
+}
+
+# stop_instance PORT: SIGTERM (finish what is under way, write the engine snapshot), then wait.
+stop_instance() {
+    local pid
+    pid=$(cat "$state/pid-$1" 2>/dev/null) || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+if [ "${1:-}" = restart ]; then
+    [ -f "$state/ports" ] || { echo "cluster: none running (no $state/ports); start one with make cluster" >&2; exit 1; }
+    for p in $(cat "$state/ports"); do
+        begin=$(date +%s%N)
+        stop_instance "$p"
+        stopped=$(( ($(date +%s%N) - begin) / 1000000 ))
+        start_instance "$p"
+        ready=$(wait_ready "$p")
+        echo "instance $p: stopped in $stopped ms, ready $ready ms after its start"
+    done
+    exit 0
+fi
 pgbin=${PGBIN:-/usr/lib/postgresql/15/bin}
 as_pg() { if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -26,7 +81,7 @@ primary_dir=$(scripts/db.sh dir)
 # The replica: a base backup of the primary that streams its WAL (standby.signal and
 # primary_conninfo written by -R), on its own port.
 replica_dir=${primary_dir}-replica
-if [ ! -f "$replica_dir/standby.signal" ]; then
+if [ "${CLUSTER_REPLICA:-1}" = 1 ] && [ ! -f "$replica_dir/standby.signal" ]; then
     rm -rf "$replica_dir"
     mkdir -p "$replica_dir" && chown postgres:postgres "$replica_dir" 2>/dev/null || true
     as_pg "$pgbin/pg_basebackup" -D "$replica_dir" -R -X stream -c fast -h 127.0.0.1 -p "$primary_port" -U postgres 2>&1 | grep -v 'skipping special file' >&2 || true
@@ -35,21 +90,29 @@ if [ ! -f "$replica_dir/standby.signal" ]; then
     while port_in_use "$replica_port"; do replica_port=$((replica_port + 1)); done
     printf "port = %s\nunix_socket_directories = '%s'\nhot_standby = on\n" "$replica_port" "$replica_dir" | as_pg tee -a "$replica_dir/postgresql.conf" >/dev/null
 fi
-replica_port=$(grep '^port = ' "$replica_dir/postgresql.conf" | tail -1 | awk '{print $3}')
-as_pg "$pgbin/pg_ctl" -D "$replica_dir" status >/dev/null 2>&1 || as_pg "$pgbin/pg_ctl" -D "$replica_dir" -l "$replica_dir/server.log" -w -t 60 start >/dev/null
+replica_port=
+if [ "${CLUSTER_REPLICA:-1}" = 1 ]; then
+    replica_port=$(grep '^port = ' "$replica_dir/postgresql.conf" | tail -1 | awk '{print $3}')
+    as_pg "$pgbin/pg_ctl" -D "$replica_dir" status >/dev/null 2>&1 || as_pg "$pgbin/pg_ctl" -D "$replica_dir" -l "$replica_dir/server.log" -w -t 60 start >/dev/null
+fi
 
-export DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/storytime"
-export DATABASE_READ_URL="postgres://postgres@127.0.0.1:$replica_port/storytime"
+database=${CLUSTER_DATABASE:-storytime}
+export DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/$database"
+[ "${CLUSTER_REPLICA:-1}" = 1 ] && export DATABASE_READ_URL="postgres://postgres@127.0.0.1:$replica_port/$database"
 export TRUSTED_PROXIES=127.0.0.1
-[ "${CLUSTER_SKIP_BUILD:-0}" = 1 ] || swift build --product App >/dev/null
-app=.build/debug/App
+flags=""
+[ "$build" = release ] && flags=$(scripts/release-flags.sh)
+[ "${CLUSTER_SKIP_BUILD:-0}" = 1 ] || swift build -c "$build" --product App $flags >/dev/null
 
 work=$(mktemp -d)
 pids=()
+instances=($((port + 1)) $((port + 2)))
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for p in "${instances[@]}"; do stop_instance "$p"; done
     wait 2>/dev/null || true
-    as_pg "$pgbin/pg_ctl" -D "$replica_dir" -m fast stop >/dev/null 2>&1 || true
+    rm -f "$state/ports" "$state/ready"
+    [ "${CLUSTER_REPLICA:-1}" = 1 ] && { as_pg "$pgbin/pg_ctl" -D "$replica_dir" -m fast stop >/dev/null 2>&1 || true; }
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,13 +121,25 @@ trap cleanup EXIT
 $app migrate > "$work/migrate-a.log" 2>&1 & a=$!
 $app migrate > "$work/migrate-b.log" 2>&1 & b=$!
 wait $a && wait $b || { cat "$work"/migrate-*.log >&2; exit 1; }
-$app seed categories >/dev/null
-$app seed demo --books "${DEMO_BOOKS:-2000}" --if-empty --credentials-file .secrets/demo-credentials.txt >/dev/null
+if [ "$database" = storytime ]; then
+    $app seed categories >/dev/null
+    $app seed demo --books "${DEMO_BOOKS:-2000}" --if-empty --credentials-file .secrets/demo-credentials.txt >/dev/null
+fi
 
-instances=($((port + 1)) $((port + 2)))
+# What every instance (and a restart of one) starts with (without secrets in the environment,
+# the development ones in .secrets/, shared by both).
+mkdir -p "$state"
+rm -f "$state/ready"
+{
+    for name in DATABASE_URL DATABASE_READ_URL TRUSTED_PROXIES JWT_SECRET SESSION_SECRET LOG_LEVEL BCRYPT_COST; do
+        [ -n "${!name:-}" ] && printf '%s=%q\n' "$name" "${!name}"
+    done
+    printf 'ENGINE_SNAPSHOT_PATH=%q\nCATALOG_FALLBACK_CONCURRENCY=0\n' "$PWD/$state/engine.snapshot"
+} > "$state/env"
+echo "${instances[*]}" > "$state/ports"
 for p in "${instances[@]}"; do
-    $app serve --hostname 127.0.0.1 --port "$p" > "$work/app-$p.log" 2>&1 &
-    pids+=($!)
+    : > "$state/app-$p.log"
+    start_instance "$p"
 done
 
 mkdir -p "$work/nginx"
@@ -81,8 +156,8 @@ http {
     uwsgi_temp_path $work/nginx/uwsgi;
     scgi_temp_path $work/nginx/scgi;
     upstream storytime {
-        server 127.0.0.1:${instances[0]} max_fails=1 fail_timeout=5s;
-        server 127.0.0.1:${instances[1]} max_fails=1 fail_timeout=5s;
+        server 127.0.0.1:${instances[0]} max_fails=1 fail_timeout=2s;
+        server 127.0.0.1:${instances[1]} max_fails=1 fail_timeout=2s;
         keepalive 32;
     }
     server {
@@ -94,7 +169,8 @@ http {
             proxy_set_header Connection "";
             proxy_set_header Host \$host;
             proxy_set_header X-Forwarded-For \$remote_addr;
-            proxy_next_upstream error timeout;
+            proxy_next_upstream error timeout http_503;
+            proxy_next_upstream_tries 2;
             add_header X-Upstream \$upstream_addr always;
         }
     }
@@ -104,20 +180,19 @@ CONF
 pids+=($!)
 
 base="http://127.0.0.1:$port"
-for _ in $(seq 1 150); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
-for p in "${instances[@]}"; do
-    for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$p/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
-done
+for p in "${instances[@]}"; do wait_ready "$p" >/dev/null; done
 upstreams=$(for _ in 1 2 3 4; do curl -s -o /dev/null -D - "$base/healthz" | grep -i '^x-upstream' | tr -d '\r' | awk '{print $2}'; done | sort -u | tr '\n' ' ')
 lag=$(scripts/db.sh psql -d postgres -tAc "SELECT COALESCE(max(pg_wal_lsn_diff(sent_lsn, replay_lsn)), -1) FROM pg_stat_replication")
 echo "Storytime cluster: $base (console $base/admin, API $base/api/v1) → instances ${instances[*]}; upstreams seen: $upstreams"
-echo "primary 127.0.0.1:$primary_port, replica 127.0.0.1:$replica_port (streaming, replay lag $lag bytes); logs in $work"
+echo "primary 127.0.0.1:$primary_port, replica ${replica_port:+127.0.0.1:$replica_port (streaming, replay lag $lag bytes)}; logs in $state and $work"
+touch "$state/ready"
 if [ "${CLUSTER_CHECK:-0}" = 1 ]; then
     [ "$(echo $upstreams | wc -w)" = 2 ] || { echo "cluster: nginx reached $(echo $upstreams | wc -w) of 2 instances" >&2; exit 1; }
-    [ "$lag" != -1 ] || { echo "cluster: the replica is not streaming" >&2; exit 1; }
+    [ "$lag" != -1 ] || [ -z "$replica_port" ] || { echo "cluster: the replica is not streaming" >&2; exit 1; }
+    [ -z "$replica_port" ] && { echo "cluster: ok (no replica)"; exit 0; }
     replica_version=$(psql -X -h 127.0.0.1 -p "$replica_port" -U postgres -d storytime -tAc "SELECT version FROM catalog_state")
     echo "cluster: ok (replica at catalog version $replica_version, in recovery: $(psql -X -h 127.0.0.1 -p "$replica_port" -U postgres -d storytime -tAc 'SELECT pg_is_in_recovery()'))"
     exit 0
 fi
-echo "Ctrl-C stops the instances, nginx and the replica."
-wait
+echo "Ctrl-C stops the instances, nginx and the replica; scripts/cluster.sh restart restarts the instances one at a time."
+wait "${pids[@]}"

@@ -136,7 +136,7 @@ struct Settings: Sendable {
             catalogEngine: try choice("CATALOG_ENGINE", ["on", "off"], default: "on") == "on",
             engineSnapshotPath: values["ENGINE_SNAPSHOT_PATH"].flatMap { $0.isEmpty ? nil : $0 },
             engineSnapshotMinutes: try integer("ENGINE_SNAPSHOT_MINUTES", default: 10, range: 1...1440),
-            catalogFallbackConcurrency: try integer("CATALOG_FALLBACK_CONCURRENCY", default: 4, range: 1...256),
+            catalogFallbackConcurrency: try integer("CATALOG_FALLBACK_CONCURRENCY", default: 4, range: 0...256),
             catalogFallbackQueue: try integer("CATALOG_FALLBACK_QUEUE", default: 16, range: 0...10_000),
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,

@@ -76,6 +76,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.asyncCommands.use(ParentCommand(), as: "parent")
     app.asyncCommands.use(CatalogSQLCommand(), as: "catalog-sql")
     app.asyncCommands.use(PlaysCommand(), as: "plays")
+    app.asyncCommands.use(EngineCommand(), as: "engine")
 }
 
 extension Application {

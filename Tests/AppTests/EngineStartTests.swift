@@ -59,7 +59,7 @@ struct EngineStartTests {
         let header = try #require(try await written.writeSnapshot(to: path, on: app.db))
         #expect(header.books == written.bookCount && header.version == written.currentVersion && header.books > 700)
         // Loaded, it is the same index byte for byte.
-        let (read, index) = try EngineSnapshot.read(from: path, schema: try await CatalogEngine.schema(on: app.db))
+        let (read, index) = try EngineSnapshot.read(from: path, expecting: try await CatalogEngine.identity(on: app.db))
         #expect(read == header)
         let original = try #require(written.currentState()).index
         #expect(try index.snapshotBytes() == original.snapshotBytes())
@@ -85,15 +85,15 @@ struct EngineStartTests {
         #expect(nonEmpty > 200)
     }
 
-    @Test("a snapshot from another build, another schema, damaged, cut short or missing is refused, and nothing is loaded", .app)
+    @Test("a snapshot from another build, schema or database, ahead of the database, damaged, cut short or missing is refused, and nothing is loaded", .app)
     func refusals() async throws {
         let app = try app()
         _ = try await app.makeBook("Owl Moon")
         let engine = CatalogEngine(logger: app.logger)
         try await engine.build(on: app.db)
         let index = try #require(engine.currentState()).index
-        let schema = try await CatalogEngine.schema(on: app.db)
-        #expect(!schema.isEmpty)
+        let identity = try await CatalogEngine.identity(on: app.db)
+        #expect(!identity.schema.isEmpty && identity.catalog.count == 36)
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         func attempt() async -> EngineSnapshot.Refusal? {
@@ -106,7 +106,8 @@ struct EngineStartTests {
                 return error as? EngineSnapshot.Refusal
             }
         }
-        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: schema, version: engine.currentVersion, books: 1, writtenAt: Date())
+        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog,
+                                           version: engine.currentVersion, books: 1, writtenAt: Date())
         #expect(await attempt() == .missing)
 
         var other = header
@@ -118,6 +119,16 @@ struct EngineStartTests {
         other.schema = "a schema before a migration"
         try EngineSnapshot.write(index, header: other, to: path)
         #expect(await attempt() == .otherSchema(other.schema))
+
+        other = header
+        other.catalog = UUID().uuidString.lowercased()   // another database of the same schema
+        try EngineSnapshot.write(index, header: other, to: path)
+        #expect(await attempt() == .otherCatalog(other.catalog))
+
+        other = header
+        other.version = identity.version + 5   // the database was restored from an older backup
+        try EngineSnapshot.write(index, header: other, to: path)
+        #expect(await attempt() == .ahead(other.version))
 
         let size = try EngineSnapshot.write(index, header: header, to: path)
         #expect(await attempt() == nil)   // whole, this build's and this schema's: used

@@ -11,8 +11,8 @@ extension CatalogEngine {
     @discardableResult
     func start(fromSnapshot path: String, on database: any Database) async throws -> EngineSnapshot.Header {
         let started = Date()
-        let schema = try await Self.schema(on: database)
-        let (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, schema: schema) }.value
+        let identity = try await Self.identity(on: database)
+        let (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, expecting: identity) }.value
         let loadedIn = Date().timeIntervalSince(started)
         install(loaded, version: header.version)
         try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
@@ -31,8 +31,8 @@ extension CatalogEngine {
     func writeSnapshot(to path: String, on database: any Database) async throws -> EngineSnapshot.Header? {
         guard let (index, version) = currentState() else { return nil }
         if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build, existing.version >= version { return nil }
-        let schema = try await Self.schema(on: database)
-        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: schema, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let identity = try await Self.identity(on: database)
+        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
         let started = Date()
         let size = try await Task.detached { try EngineSnapshot.write(index, header: header, to: path) }.value
         logger.info("catalog engine snapshot written", metadata: [
@@ -42,8 +42,16 @@ extension CatalogEngine {
         return header
     }
 
-    static func schema(on database: any Database) async throws -> String {
-        try await sql(database).raw(SQLQueryString(EngineSnapshot.schemaQuery)).first()?.decode(column: "coalesce", as: String.self) ?? ""
+    /// The schema (a digest of the migrations applied), the catalog's id and its version now.
+    static func identity(on database: any Database) async throws -> EngineSnapshot.Identity {
+        let row = try await sql(database).raw("""
+            SELECT (SELECT coalesce(md5(string_agg(version || ':' || checksum, ',' ORDER BY version)), '') FROM schema_migrations) AS schema,
+                   catalog_id::text AS catalog, version
+              FROM catalog_state
+            """).first()
+        guard let row else { throw EngineSnapshot.Refusal.damaged("catalog_state has no row") }
+        return EngineSnapshot.Identity(schema: try row.decode(column: "schema", as: String.self), catalog: try row.decode(column: "catalog", as: String.self),
+                                       version: try row.decode(column: "version", as: Int.self))
     }
 
     static func catalogVersion(on database: any Database) async throws -> Int {

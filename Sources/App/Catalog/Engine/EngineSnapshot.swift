@@ -17,6 +17,8 @@ enum EngineSnapshot {
     struct Header: Equatable, Sendable {
         var build: String
         var schema: String
+        /// `catalog_state.catalog_id`: the database it was written against.
+        var catalog: String
         var version: Int
         var books: Int
         var writtenAt: Date
@@ -27,6 +29,9 @@ enum EngineSnapshot {
         case notASnapshot
         case otherBuild(String)
         case otherSchema(String)
+        case otherCatalog(String)
+        /// Newer than the database (restored from an older backup): the log cannot go back.
+        case ahead(Int)
         case damaged(String)
 
         var description: String {
@@ -35,6 +40,8 @@ enum EngineSnapshot {
             case .notASnapshot: "not an engine snapshot"
             case .otherBuild(let build): "written by another build (\(build))"
             case .otherSchema(let schema): "written against another schema (\(schema))"
+            case .otherCatalog(let catalog): "written against another database (catalog \(catalog))"
+            case .ahead(let version): "at catalog version \(version), ahead of the database"
             case .damaged(let reason): "damaged: \(reason)"
             }
         }
@@ -60,8 +67,12 @@ enum EngineSnapshot {
         return identity
     }()
 
-    /// The schema as the migrations table records it.
-    static let schemaQuery = "SELECT coalesce(md5(string_agg(version || ':' || checksum, ',' ORDER BY version)), '') FROM schema_migrations"
+    /// What a snapshot must match: the schema as the migrations table records it, and the catalog.
+    struct Identity: Sendable {
+        var schema: String
+        var catalog: String
+        var version: Int
+    }
 
     /// Writes `index` to `path` through a temporary file renamed over it, so a reader (another
     /// instance sharing the directory) sees the old snapshot or the new one, never a torn one.
@@ -79,6 +90,7 @@ enum EngineSnapshot {
         try writer.string(magic)
         try writer.string(header.build)
         try writer.string(header.schema)
+        try writer.string(header.catalog)
         try writer.int(header.version)
         try writer.int(header.books)
         try writer.int(Int(header.writtenAt.timeIntervalSince1970))
@@ -104,13 +116,16 @@ enum EngineSnapshot {
         }
     }
 
-    /// The snapshot at `path` if this build wrote it against `schema` and it is whole.
-    static func read(from path: String, schema: String) throws -> (Header, CatalogIndex) {
+    /// The snapshot at `path` if this build wrote it against this schema and catalog, no further
+    /// than the database's version, and it is whole.
+    static func read(from path: String, expecting identity: Identity) throws -> (Header, CatalogIndex) {
         try mapped(path) { bytes in
             var reader = SnapshotReader(bytes)
             let header = try readHeader(&reader)
             guard header.build == build else { throw Refusal.otherBuild(header.build) }
-            guard header.schema == schema else { throw Refusal.otherSchema(header.schema) }
+            guard header.schema == identity.schema else { throw Refusal.otherSchema(header.schema) }
+            guard header.catalog == identity.catalog else { throw Refusal.otherCatalog(header.catalog) }
+            guard header.version <= identity.version else { throw Refusal.ahead(header.version) }
             guard bytes.count % 8 == 0, bytes.count >= 8 else { throw Refusal.damaged("its size is not whole words") }
             var checksum = SnapshotChecksum()
             checksum.add(UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 8]))
@@ -129,7 +144,7 @@ enum EngineSnapshot {
     private static func readHeader(_ reader: inout SnapshotReader) throws -> Header {
         do {
             guard try reader.string() == magic else { throw Refusal.notASnapshot }
-            return Header(build: try reader.string(), schema: try reader.string(), version: try reader.int(), books: try reader.int(),
+            return Header(build: try reader.string(), schema: try reader.string(), catalog: try reader.string(), version: try reader.int(), books: try reader.int(),
                           writtenAt: Date(timeIntervalSince1970: TimeInterval(try reader.int())))
         } catch is SnapshotReader.Failure {
             throw Refusal.notASnapshot

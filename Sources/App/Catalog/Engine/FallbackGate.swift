@@ -3,7 +3,9 @@ import NIOConcurrencyHelpers
 /// Bounds the SQL path while the engine is not ready: at most `limit` catalog answers from SQL at
 /// once and `queue` more waiting their turn in arrival order; past that, a fast 503 problem
 /// (`engine_starting`, `Retry-After`) instead of a request that waits seconds and takes the CPU
-/// and the connections the build needs. Once the engine is ready it is not consulted.
+/// and the connections the build needs. Once the engine is ready it is not consulted. A limit of
+/// 0 refuses every such request: behind a load balancer that retries a 503 on another instance
+/// (`make cluster`), that is the fastest way to send the traffic where an engine is ready.
 final class FallbackGate: Sendable {
     let limit: Int
     let queue: Int
@@ -15,7 +17,7 @@ final class FallbackGate: Sendable {
     private let state = NIOLockedValueBox(State())
 
     init(limit: Int, queue: Int) {
-        precondition(limit >= 1 && queue >= 0)
+        precondition(limit >= 0 && queue >= 0)
         self.limit = limit
         self.queue = queue
     }
