@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEMO_BOOKS ?= 2000
 PORT ?= 8080
 
-.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak cluster psql clean
+.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak cluster deploy-drill psql clean
 
 run: deps build
 	@scripts/run.sh
@@ -46,6 +46,11 @@ clean:
 # Release build, bench databases of 10k and 100k books (BENCH_1M=1 adds a million), wrk + pgbench.
 bench: deps
 	@bench/run.sh
+
+# The warm mix, cold starts under load (engine from SQL, from its snapshot) and a rolling restart
+# of `make cluster` under the mix through nginx, at 100,000 books (BENCH_1M=1 adds a million).
+deploy-drill: deps
+	@BENCH_ONLY=deploy BENCH_SIZES="$${BENCH_SIZES:-100000}" bench/run.sh
 
 # Not in CI: 10 minutes at 200 connections of mixed catalog traffic with console writes (SOAK_MINUTES, SOAK_CONNECTIONS).
 soak: deps

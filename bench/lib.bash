@@ -68,6 +68,19 @@ console_login() {
     grep -i '^set-cookie: storytime_session=' "$work/h2" | sed 's/.*storytime_session=//; s/;.*//' | tr -d '\r'
 }
 
+# mixed_paths: the realistic mix's ~6,000 distinct paths for $db, into $work/paths.txt (bench/mixed_paths.py).
+mixed_paths() {
+    scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
+    scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
+    scripts/db.sh psql -d "$db" -tAc "SELECT id FROM books WHERE status = 'active' ORDER BY random() LIMIT 3000" > "$work/ids.txt"
+    python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/paths.txt"
+}
+
+# wrk output → socket errors (connect + read + write + timeout)
+socket_errors() {
+    awk '/Socket errors/ { gsub(",", ""); s = $4 + $6 + $8 + $10 } END { print s + 0 }' "$1"
+}
+
 # wrk output → "req/s p50_ms p99_ms"
 parse_wrk() {
     awk '

@@ -9,6 +9,7 @@
 #   BENCH_CONNECTIONS=32         keep-alive connections (wrk) and clients (pgbench)
 #   BENCH_BUILD=release          or debug (the smoke run of `make test`)
 #   BENCH_ONLY=child             only the parent's side, varied (bench/child.sh)
+#   BENCH_ONLY=deploy            only the warm mix, the cold starts and the rolling restart (bench/deploy.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${BENCH_SIZES:-"10000 100000"}
@@ -35,6 +36,7 @@ trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/console.sh
 . bench/child.sh
 . bench/child_devices.sh
+. bench/deploy.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -46,10 +48,22 @@ results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 
 for n in $sizes; do
     prepare_db "$n"
+    # Every start of the app writes its engine snapshot here once built (the cold starts read it).
+    snapshot=$work/engine-$n.snapshot
+    export ENGINE_SNAPSHOT_PATH=$snapshot
     start_app_server
     if [ "${BENCH_ONLY:-}" = child ]; then
         child_mix
         kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+        continue
+    fi
+    if [ "${BENCH_ONLY:-}" = deploy ]; then
+        mixed_paths
+        PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+        read -r unscoped p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        echo "| $n | mixed, 0 writes/s (warm) | $unscoped | $p50 | $p99 | $bad | | |" >> "$results"
+        cold_start "$unscoped"
+        deploy_drill
         continue
     fi
 
@@ -105,10 +119,7 @@ for n in $sizes; do
     # bare exact counts of each list filter (the count wall), and the ratios that matter
     # The realistic mix: ~6,000 distinct paths, random per request, while a writer changes books
     # at 0, 1 and 10 statements a second (pgbench -R), beside the bare exact count's tps.
-    scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
-    scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
-    scripts/db.sh psql -d "$db" -tAc "SELECT id FROM books WHERE status = 'active' ORDER BY random() LIMIT 3000" > "$work/ids.txt"
-    python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/paths.txt"
+    mixed_paths
     printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
     echo "SELECT count(*) FROM books b WHERE b.status = 'active';" > "$work/count.sql"
     for writes in 0 1 10; do
@@ -126,6 +137,7 @@ for n in $sizes; do
         echo "| $n | mixed, $writes writes/s | $r | $p50 | $p99 | $bad | $tps (bare count) | $ratio |" >> "$results"
         printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  bare count %s tps\n' "$n" "mixed, $writes writes/s" "$r" "$p50" "$p99" "$bad" "$tps"
         unscoped=$r
+        [ "$writes" = 0 ] && warm_mix=$r
     done
     child_device_mix "$unscoped"
     child_mix
@@ -149,6 +161,8 @@ for n in $sizes; do
         ratio=$(python3 -c "print(f'{${rps[$name]:-0} / max($floor, 1):.2f}')")
         echo "| $n | $name ÷ floor | | | | | | $ratio |" >> "$results"
     done
+    cold_start "$warm_mix"
+    deploy_drill
     kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
 done
 [ -f "$work/seed.txt" ] && { echo; echo '```'; cat "$work/seed.txt"; echo '```'; } >> "$results"

@@ -25,10 +25,7 @@ trap '[ -n "$writer" ] && kill $writer 2>/dev/null; [ -n "$server" ] && kill $se
 
 prepare_db "$n"
 start_app_server
-scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
-scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
-scripts/db.sh psql -d "$db" -tAc "SELECT id FROM books WHERE status = 'active' ORDER BY random() LIMIT 3000" > "$work/ids.txt"
-python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/paths.txt"
+mixed_paths
 
 # The console writer: a viewer cannot write, so an editor of its own.
 DATABASE_URL=$url $app staff create --email soak@bench.test --password 'soak password' --role editor >/dev/null 2>&1 || true
@@ -70,7 +67,7 @@ errors=0 first_rss= last_rss=
 for minute in $(seq 1 "$minutes"); do
     PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d60s --latency --timeout 10s -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
     read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
-    socket=$(awk '/Socket errors/ { gsub(",", ""); print $4 + $6 + $8 + $10 }' "$work/wrk.txt"); socket=${socket:-0}
+    socket=$(socket_errors "$work/wrk.txt")
     mem=$(rss)
     [ -z "$first_rss" ] && first_rss=$mem
     last_rss=$mem

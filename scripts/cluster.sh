@@ -19,10 +19,11 @@
 #
 #   CLUSTER_PORT=8090   nginx's port; the instances take the next two
 #   CLUSTER_BUILD=debug or release;  CLUSTER_DATABASE=storytime;  CLUSTER_REPLICA=1 (0: no replica)
+#   CLUSTER_STATE=var/cluster (pids, logs, the shared snapshot)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${CLUSTER_PORT:-8090}
-state=var/cluster
+state=${CLUSTER_STATE:-var/cluster}
 build=${CLUSTER_BUILD:-debug}
 app=.build/$build/App
 
@@ -62,6 +63,9 @@ if [ "${1:-}" = restart ]; then
         start_instance "$p"
         ready=$(wait_ready "$p")
         echo "instance $p: stopped in $stopped ms, ready $ready ms after its start"
+        # nginx takes a server it marked failed back only after fail_timeout (2 s): wait it out
+        # before the next instance goes, so one is always in rotation.
+        sleep 3
     done
     exit 0
 fi
@@ -158,6 +162,10 @@ http {
     upstream storytime {
         server 127.0.0.1:${instances[0]} max_fails=1 fail_timeout=2s;
         server 127.0.0.1:${instances[1]} max_fails=1 fail_timeout=2s;
+        # When both are marked failed (one restarting, one that failed a request meanwhile), nginx
+        # would answer 502 at once; the same instances as backups, never marked, are tried instead.
+        server 127.0.0.1:${instances[0]} backup max_fails=0;
+        server 127.0.0.1:${instances[1]} backup max_fails=0;
         keepalive 32;
     }
     server {

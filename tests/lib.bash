@@ -13,14 +13,15 @@ fresh_database() {
     $app migrate >/dev/null
 }
 
-# start_app LOGFILE: serves the app on a free loopback port and waits until /healthz answers.
+# start_app LOGFILE: serves the app on a free loopback port and waits until /readyz answers 200
+# (the database answers and the catalog engine is built), as a load balancer would.
 start_app() {
     port=$((20000 + RANDOM % 20000))
     while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
     $app serve --hostname 127.0.0.1 --port "$port" > "$1" 2>&1 &
     server=$!
     trap 'kill $server 2>/dev/null || true' EXIT
-    for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return 0; sleep 0.2; done
+    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && return 0; sleep 0.2; done
     echo "the app did not start:" >&2
     cat "$1" >&2
     return 1
