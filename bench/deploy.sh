@@ -30,7 +30,7 @@ cold_start() {
         done
         wait $poller 2>/dev/null || true
         ready=$(cat "$work/ready-ms" 2>/dev/null || echo "not ready")
-        loaded=$(grep -oE 'load_seconds"?: ?"?[0-9.]+' "$work/server.log" | head -1 | grep -oE '[0-9.]+$' || true)
+        loaded=$(curl -sf "$base/healthz" | grep -oE '"load_seconds":[0-9.]+' | grep -oE '[0-9.]+$' || true)
         size=$(du -m "$snapshot" 2>/dev/null | awk '{print $1}' || true)
         echo "cold start at $n books, $mode: /livez $live ms after exec, /readyz $ready ms after /livez$( [ "$mode" = snapshot ] && echo "; snapshot ${size} MB loaded in ${loaded:-?} s; app RSS $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')")" \
             | tee -a "$work/seed.txt"

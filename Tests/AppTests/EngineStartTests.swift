@@ -77,6 +77,7 @@ struct EngineStartTests {
         let started = CatalogEngine(logger: app.logger)
         let used = try await started.start(fromSnapshot: path, on: app.db)
         #expect(used.version == header.version && started.isReady)
+        #expect(started.startJSON.hasPrefix(#","start":{"from":"snapshot","load_seconds":"#))
         #expect(started.currentVersion == (try await CatalogEngine.catalogVersion(on: app.db)))
         let fresh = CatalogEngine(logger: app.logger)
         try await fresh.build(on: app.db)
@@ -161,6 +162,7 @@ struct EngineStartTests {
         _ = try await app.makeBook("Bear Day")   // the engine is behind: readiness catches it up first
         response = try await app.get("/readyz")
         #expect(response.status == .ok && response.body.string.contains(#""status":"ready""#))
+        #expect(response.body.string.contains(#""start":{"from":"build","seconds":"#))
         #expect(app.appServices.catalogEngine.bookCount == 2)
         app.settings.catalogEngine = false
         response = try await app.get("/readyz")

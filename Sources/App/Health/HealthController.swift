@@ -39,7 +39,7 @@ struct HealthController: RouteCollection {
             }
         }
         let catalog = req.application.settings.catalogEngine
-            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount),"version":\#(engine.currentVersion)}"#
+            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount)\#(engine.startJSON),"version":\#(engine.currentVersion)}"#
             : #"{"engine":"off"}"#
         let response = Response(status: reason == nil ? .ok : .serviceUnavailable)
         response.headers.contentType = .json
@@ -67,7 +67,7 @@ struct HealthController: RouteCollection {
         // The catalog engine: "building" means catalog answers come from SQL for now.
         let engine = req.appServices.catalogEngine
         let catalog = req.application.settings.catalogEngine
-            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount),"version":\#(engine.currentVersion)}"#
+            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount)\#(engine.startJSON),"version":\#(engine.currentVersion)}"#
             : #"{"engine":"off"}"#
         response.body = .init(string: healthy ? #"{"catalog":\#(catalog),"status":"ok"}"# : #"{"catalog":\#(catalog),"reason":"database","status":"unavailable"}"#)
         return response

@@ -17,6 +17,7 @@ extension CatalogEngine {
         install(loaded, version: header.version)
         try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
         markReady()
+        start.withLockedValue { $0 = Start(from: "snapshot", seconds: Date().timeIntervalSince(started), loadSeconds: loadedIn) }
         logger.info("catalog engine started from its snapshot", metadata: [
             "books": .stringConvertible(header.books), "snapshot_version": .stringConvertible(header.version),
             "version": .stringConvertible(currentVersion), "load_seconds": .string(String(format: "%.2f", loadedIn)),

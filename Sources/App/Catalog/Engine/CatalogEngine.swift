@@ -49,6 +49,17 @@ final class CatalogEngine: @unchecked Sendable {
         self.onDelta = onDelta
     }
 
+    /// How this engine got ready: `"snapshot"` or `"build"`, and how long it took (seconds).
+    struct Start: Sendable { var from: String; var seconds: Double; var loadSeconds: Double? }
+    let start = NIOLockedValueBox<Start?>(nil)
+
+    /// `"start":{...}` for the probes' bodies (empty until ready).
+    var startJSON: String {
+        guard let start = start.withLockedValue({ $0 }) else { return "" }
+        let load = start.loadSeconds.map { String(format: #","load_seconds":%.3f"#, $0) } ?? ""
+        return #","start":{"from":"\#(start.from)""# + load + String(format: #","seconds":%.3f}"#, start.seconds)
+    }
+
     var state: State { status.withLockedValue { $0 } }
     var isReady: Bool { state == .ready }
     var currentVersion: Int { lock.reading { version } }
@@ -68,6 +79,7 @@ final class CatalogEngine: @unchecked Sendable {
             }
             Self.returnFreedMemory()
             status.withLockedValue { $0 = .ready }
+            start.withLockedValue { $0 = Start(from: "build", seconds: Date().timeIntervalSince(started)) }
             logger.info("catalog engine built", metadata: ["books": .stringConvertible(fresh.count), "version": .stringConvertible(builtVersion),
                                                            "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started)))])
         } catch {
