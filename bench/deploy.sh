@@ -39,7 +39,8 @@ cold_start() {
 
 # deploy_drill: `make cluster` (release, two instances and nginx, on this bench database, no
 # replica) under the realistic mix through nginx, while `scripts/cluster.sh restart` restarts
-# both instances in turn; 5-second slices until two after the restart ends. Errors and p99 are
+# both instances in turn (after a warm-up run), in 5-second slices from 5 s before the restart to
+# two slices after it ends. Errors and p99 are
 # what families behind the front would see. Stops the bench's own app first (CPU is shared).
 deploy_drill() {
     kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
@@ -50,6 +51,8 @@ deploy_drill() {
     for _ in $(seq 1 3000); do [ -f "$state/ready" ] && break; kill -0 $cluster 2>/dev/null || break; sleep 0.2; done
     [ -f "$state/ready" ] || { echo "deploy drill: the cluster did not start" >&2; cat "$work/cluster.log" >&2; return 1; }
     local front_url="http://127.0.0.1:$front"
+    # Warm both instances' answers first (not reported): the restart, not a cold cluster, is measured.
+    PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$front_url" > /dev/null 2>&1 || true
     ( sleep 5; scripts/cluster.sh restart > "$work/restart.txt" 2>&1; echo done >> "$work/restart.txt" ) &
     restarter=$!
     while true; do

@@ -234,6 +234,40 @@ struct EngineStartTests {
         blocker.finish()
         try await occupied.value
     }
+
+    @Test("while a snapshot loads, catalog requests wait for it and are answered by the engine; refused at once when the load fails and SQL has no place",
+          .app(adjust: { $0.catalogFallbackConcurrency = 0; $0.catalogFallbackQueue = 0 }))
+    func waitsForLoad() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()
+        _ = try await app.makeBook("Owl Moon")
+        let built = CatalogEngine(logger: app.logger)
+        try await built.build(on: app.db)
+        let state = try #require(built.currentState())
+        let engine = app.appServices.catalogEngine, token = parent.token
+        // A load that fails: the request that waited for it falls to the SQL path's bound — here
+        // no place at all, so 503 engine_starting.
+        engine.begin(.loading)
+        let refused = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
+        try await Task.sleep(for: .milliseconds(300))
+        engine.begin(.building)
+        #expect(try await refused.value.status == .serviceUnavailable)
+        #expect(app.appServices.catalogFallback.refused == 1)
+        // A load that finishes: the request that waited is answered from the engine.
+        engine.begin(.loading)
+        let waiting = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
+        try await Task.sleep(for: .milliseconds(300))
+        engine.install(state.index, version: state.version)
+        engine.markReady()
+        let response = try await waiting.value
+        #expect(response.status == .ok)
+        #expect(try response.meta["total_count"] == 1)
+        #expect(app.appServices.catalogFallback.refused == 1)
+        // A wait is bounded by its time.
+        let stuck = CatalogEngine(logger: app.logger)
+        stuck.begin(.loading)
+        #expect(await stuck.waitWhileLoading(seconds: 0.1) == false)
+    }
 }
 
 /// What ran, in order (tests of concurrency).

@@ -11,11 +11,19 @@ extension CatalogEngine {
     @discardableResult
     func start(fromSnapshot path: String, on database: any Database) async throws -> EngineSnapshot.Header {
         let started = Date()
-        let identity = try await Self.identity(on: database)
-        let (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, expecting: identity) }.value
-        let loadedIn = Date().timeIntervalSince(started)
-        install(loaded, version: header.version)
-        try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
+        begin(.loading)
+        let header: EngineSnapshot.Header, loadedIn: Double
+        do {
+            let identity = try await Self.identity(on: database)
+            let loaded: CatalogIndex
+            (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, expecting: identity) }.value
+            loadedIn = Date().timeIntervalSince(started)
+            install(loaded, version: header.version)
+            try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
+        } catch {
+            begin(.building)   // refused or failed: a build from SQL comes next
+            throw error
+        }
         markReady()
         start.withLockedValue { $0 = Start(from: "snapshot", seconds: Date().timeIntervalSince(started), loadSeconds: loadedIn) }
         logger.info("catalog engine started from its snapshot", metadata: [

@@ -15,7 +15,8 @@ import Vapor
 /// version moved, the books the log names since this instance's version are reloaded before it
 /// is answered. Until the first build finishes, the catalog is served from SQL.
 final class CatalogEngine: @unchecked Sendable {
-    enum State: String, Sendable { case off, building, ready, failed }
+    /// `loading`: from a snapshot (seconds at most; catalog requests wait for it rather than use SQL).
+    enum State: String, Sendable { case off, loading, building, ready, failed }
 
     private let lock = ReadWriteLock()
     private var index = CatalogIndex()
@@ -113,7 +114,6 @@ final class CatalogEngine: @unchecked Sendable {
     /// Replaces the index with one loaded from a snapshot at `version`; the engine stays not
     /// ready (requests are answered from SQL) until the caller has caught it up and `markReady()`.
     func install(_ loaded: CatalogIndex, version loadedVersion: Int) {
-        status.withLockedValue { if $0 != .ready { $0 = .building } }
         lock.writing {
             index = loaded
             version = loadedVersion
@@ -123,6 +123,18 @@ final class CatalogEngine: @unchecked Sendable {
     }
 
     func markReady() { status.withLockedValue { $0 = .ready } }
+
+    /// Sets the state unless the engine is already ready (a load or a build beginning or failing).
+    func begin(_ state: State) { status.withLockedValue { if $0 != .ready { $0 = state } } }
+
+    /// While a snapshot loads, waits (polling, cheaply) until the engine is ready or `seconds`
+    /// pass; true when it is ready. A load is seconds at most, and a request that waits for it is
+    /// answered from the engine instead of by a slow SQL answer competing with the load for CPU.
+    func waitWhileLoading(seconds: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while state == .loading && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return isReady
+    }
 
     /// The index and its version as one consistent state (the arrays are shared copy-on-write,
     /// so this costs nothing until the engine changes one of them); nil until the engine is ready.

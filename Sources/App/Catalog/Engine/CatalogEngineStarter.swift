@@ -25,6 +25,7 @@ struct CatalogEngineStarter: LifecycleHandler {
         guard app.settings.catalogEngine else { return }
         let engine = app.appServices.catalogEngine
         let database = app.db
+        _ = EngineSnapshot.build   // this build's identity, taken before a rebuild can replace the executable
         let path = app.settings.engineSnapshotPath, interval = Duration.seconds(app.settings.engineSnapshotMinutes * 60)
         Task.detached {
             var fromSnapshot = false
