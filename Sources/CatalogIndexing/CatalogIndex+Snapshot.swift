@@ -106,3 +106,18 @@ extension CatalogIndex {
         return sets
     }
 }
+
+extension CatalogIndex.Answer {
+    /// An answer kept by the engine, in its snapshot (a restart starts with the popular answers).
+    public func encode(to writer: SnapshotWriter) throws {
+        try writer.int(total); try writer.array(ids)
+        try writer.array(categoryCounts.map(\.id)); try writer.array(categoryCounts.map(\.count)); try writer.array(ageBandCounts)
+    }
+
+    public init(snapshot reader: inout SnapshotReader) throws {
+        let total = try reader.int(), ids: [Int] = try reader.array()
+        let categories: [Int] = try reader.array(), counts: [Int] = try reader.array()
+        guard categories.count == counts.count else { throw SnapshotReader.Failure.corrupt("answer") }
+        self.init(total: total, ids: ids, categoryCounts: zip(categories, counts).map { (id: $0, count: $1) }, ageBandCounts: try reader.array())
+    }
+}

@@ -16,17 +16,23 @@ struct EngineStartTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString).snapshot").path
     }
 
-    /// Every answer of `a` and `b` for `count` random queries (with and without a country) and
-    /// every book's detail, compared byte for byte; returns how many lists had books.
-    static func compare(_ a: CatalogEngine, _ b: CatalogEngine, app: Application, count: Int, seed: UInt64) async throws -> Int {
+    /// `count` random catalog queries, a fifth with a maximum age and half with a country.
+    static func queries(_ app: Application, count: Int, seed: UInt64) async throws -> [(query: String, parameters: CatalogParameters, scope: CatalogScope)] {
         let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
         var random = CatalogEngineTests.Random(state: seed)
+        return try (0..<count).map { _ in
+            let query = CatalogEngineTests.randomQuery(&random, words: words, slugs: slugs, categoryIDs: categoryIDs, publishers: publishers)
+            let scope = CatalogScope(maxAge: random.chance(20) ? random.int(2...10) : nil, country: random.chance(50) ? random.pick(["FR", "US", "GB", "DE"]) : nil)
+            return (query, try CatalogParameters(QueryParameters(query: query)), scope)
+        }
+    }
+
+    /// Every answer of `a` and `b` for `queries` and every book's detail, compared byte for byte;
+    /// returns how many lists had books.
+    static func compare(_ a: CatalogEngine, _ b: CatalogEngine, app: Application, queries: [(query: String, parameters: CatalogParameters, scope: CatalogScope)]) async throws -> Int {
         let now = Date()
         var nonEmpty = 0
-        for _ in 0..<count {
-            let query = CatalogEngineTests.randomQuery(&random, words: words, slugs: slugs, categoryIDs: categoryIDs, publishers: publishers)
-            let parameters = try CatalogParameters(QueryParameters(query: query))
-            let scope = CatalogScope(maxAge: random.chance(20) ? random.int(2...10) : nil, country: random.chance(50) ? random.pick(["FR", "US", "GB", "DE"]) : nil)
+        for (query, parameters, scope) in queries {
             let x = a.page(parameters, scope: scope, now: now), y = b.page(parameters, scope: scope, now: now)
             #expect(x.body == y.body && x.total == y.total, "\(query) \(scope)")
             if x.body != y.body { break }
@@ -40,7 +46,7 @@ struct EngineStartTests {
         return nonEmpty
     }
 
-    @Test("a snapshot loads the very index that was written, and caught up from the change log it answers exactly as a fresh build — 600 random queries, every book", .app)
+    @Test("a snapshot loads the very index and kept answers that were written, and caught up from the change log it answers exactly as a fresh build — 600 random queries, every book", .app)
     func snapshotEqualsFreshBuild() async throws {
         let app = try app()
         let seeder = DemoSeeder(books: 900, reference: Date().addingTimeInterval(-400 * 86400), seedsDirectory: TestDatabase.projectDirectory + "seeds",
@@ -54,15 +60,21 @@ struct EngineStartTests {
         try await app.sql.raw("UPDATE books SET live_from = now() + interval '3 days' WHERE id % 17 = 0").run()
         let written = CatalogEngine(logger: app.logger)
         try await written.build(on: app.db)
+        // Answers the engine keeps travel with the snapshot: the queries compared below are asked
+        // first, so the loaded engine answers them from kept answers carried over the changes.
+        let queries = try await Self.queries(app, count: 600, seed: 20261124)
+        for (_, parameters, scope) in queries { _ = written.page(parameters, scope: scope, now: Date()) }
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let header = try #require(try await written.writeSnapshot(to: path, on: app.db))
         #expect(header.books == written.bookCount && header.version == written.currentVersion && header.books > 700)
         // Loaded, it is the same index byte for byte.
-        let (read, index) = try EngineSnapshot.read(from: path, expecting: try await CatalogEngine.identity(on: app.db))
+        let (read, contents) = try EngineSnapshot.read(from: path, expecting: try await CatalogEngine.identity(on: app.db))
         #expect(read == header)
-        let original = try #require(written.currentState()).index
-        #expect(try index.snapshotBytes() == original.snapshotBytes())
+        let original = try #require(written.currentState())
+        #expect(try contents.index.snapshotBytes() == original.index.snapshotBytes())
+        #expect(original.answers.count > 100 && contents.answers.keys.sorted() == original.answers.keys.sorted())
+        #expect(contents.answers.allSatisfy { key, entry in original.answers[key].map { $0.answer == entry.answer && $0.words == entry.words } ?? false })
         // A second write at the same version leaves the file alone (another instance may have written it).
         #expect(try await written.writeSnapshot(to: path, on: app.db) == nil)
 
@@ -82,7 +94,8 @@ struct EngineStartTests {
         let fresh = CatalogEngine(logger: app.logger)
         try await fresh.build(on: app.db)
         #expect(started.bookCount == fresh.bookCount)
-        let nonEmpty = try await Self.compare(started, fresh, app: app, count: 600, seed: 20261124)
+        #expect(started.memo.withLockedValue { $0.answers.count } > 10)   // kept answers the changes cannot touch survived the catch-up (26 here)
+        let nonEmpty = try await Self.compare(started, fresh, app: app, queries: queries)
         #expect(nonEmpty > 200)
     }
 
@@ -92,7 +105,7 @@ struct EngineStartTests {
         _ = try await app.makeBook("Owl Moon")
         let engine = CatalogEngine(logger: app.logger)
         try await engine.build(on: app.db)
-        let index = try #require(engine.currentState()).index
+        let index = EngineSnapshot.Contents(index: try #require(engine.currentState()).index)
         let identity = try await CatalogEngine.identity(on: app.db)
         #expect(!identity.schema.isEmpty && identity.catalog.count == 36)
         let path = Self.temporaryPath()
@@ -257,7 +270,7 @@ struct EngineStartTests {
         engine.begin(.loading)
         let waiting = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
         try await Task.sleep(for: .milliseconds(300))
-        engine.install(state.index, version: state.version)
+        engine.install(state.index, version: state.version, answers: state.answers)
         engine.markReady()
         let response = try await waiting.value
         #expect(response.status == .ok)

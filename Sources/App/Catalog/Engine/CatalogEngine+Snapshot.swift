@@ -15,10 +15,10 @@ extension CatalogEngine {
         let header: EngineSnapshot.Header, loadedIn: Double
         do {
             let identity = try await Self.identity(on: database)
-            let loaded: CatalogIndex
+            let loaded: EngineSnapshot.Contents
             (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, expecting: identity) }.value
             loadedIn = Date().timeIntervalSince(started)
-            install(loaded, version: header.version)
+            install(loaded.index, version: header.version, answers: loaded.answers)
             try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
         } catch {
             begin(.building)   // refused or failed: a build from SQL comes next
@@ -38,12 +38,12 @@ extension CatalogEngine {
     /// already holds this version or a newer one from this build (another instance wrote it).
     @discardableResult
     func writeSnapshot(to path: String, on database: any Database) async throws -> EngineSnapshot.Header? {
-        guard let (index, version) = currentState() else { return nil }
+        guard let (index, version, answers) = currentState() else { return nil }
         if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build, existing.version >= version { return nil }
         let identity = try await Self.identity(on: database)
         let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
         let started = Date()
-        let size = try await Task.detached { try EngineSnapshot.write(index, header: header, to: path) }.value
+        let size = try await Task.detached { try EngineSnapshot.write(.init(index: index, answers: answers), header: header, to: path) }.value
         logger.info("catalog engine snapshot written", metadata: [
             "path": .string(path), "version": .stringConvertible(version), "books": .stringConvertible(index.count),
             "megabytes": .stringConvertible(size >> 20), "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started))),

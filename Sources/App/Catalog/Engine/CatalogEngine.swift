@@ -32,9 +32,10 @@ final class CatalogEngine: @unchecked Sendable {
     struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
     let scheduleState = NIOLockedValueBox(ScheduleState())
     struct AnswerMemo {
+        typealias Entry = (answer: CatalogIndex.Answer, words: [String])
         static let limit = 4096
         var version = -1
-        var answers: [String: (answer: CatalogIndex.Answer, words: [String])] = [:]
+        var answers: [String: Entry] = [:]
     }
     let logger: Logger
 
@@ -113,12 +114,12 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Replaces the index with one loaded from a snapshot at `version`; the engine stays not
     /// ready (requests are answered from SQL) until the caller has caught it up and `markReady()`.
-    func install(_ loaded: CatalogIndex, version loadedVersion: Int) {
+    func install(_ loaded: CatalogIndex, version loadedVersion: Int, answers: [String: AnswerMemo.Entry] = [:]) {
         lock.writing {
             index = loaded
             version = loadedVersion
+            memo.withLockedValue { $0 = AnswerMemo(version: loadedVersion, answers: answers) }
         }
-        memo.withLockedValue { $0 = AnswerMemo() }
         Self.returnFreedMemory()
     }
 
@@ -138,9 +139,12 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// The index and its version as one consistent state (the arrays are shared copy-on-write,
     /// so this costs nothing until the engine changes one of them); nil until the engine is ready.
-    func currentState() -> (index: CatalogIndex, version: Int)? {
+    func currentState() -> (index: CatalogIndex, version: Int, answers: [String: AnswerMemo.Entry])? {
         guard isReady else { return nil }
-        return lock.reading { (index, version) }
+        return lock.reading {
+            let answers = memo.withLockedValue { $0.version == version ? $0.answers : [:] }
+            return (index, version, answers)
+        }
     }
 
     /// Makes sure the index reflects at least `target` (a version a request read).

@@ -47,6 +47,13 @@ enum EngineSnapshot {
         }
     }
 
+    /// What a snapshot holds: the index, and the answers the engine kept at its version (so a
+    /// restarted instance does not compute the popular searches again while under load).
+    struct Contents: Sendable {
+        var index: CatalogIndex
+        var answers: [String: CatalogEngine.AnswerMemo.Entry] = [:]
+    }
+
     struct WriteFailure: Error, CustomStringConvertible {
         let description: String
     }
@@ -78,7 +85,7 @@ enum EngineSnapshot {
     /// instance sharing the directory) sees the old snapshot or the new one, never a torn one.
     /// Returns the file's size.
     @discardableResult
-    static func write(_ index: CatalogIndex, header: Header, to path: String) throws -> Int {
+    static func write(_ contents: Contents, header: Header, to path: String) throws -> Int {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -94,7 +101,16 @@ enum EngineSnapshot {
         try writer.int(header.version)
         try writer.int(header.books)
         try writer.int(Int(header.writtenAt.timeIntervalSince1970))
-        try index.encode(to: writer)
+        try contents.index.encode(to: writer)
+        let keys = contents.answers.keys.sorted()
+        try writer.int(keys.count)
+        for key in keys {
+            let (answer, words) = contents.answers[key]!
+            try writer.string(key)
+            try writer.int(words.count)
+            for word in words { try writer.string(word) }
+            try answer.encode(to: writer)
+        }
         try writer.finish()
         let size = writer.written + 8
         try withUnsafeBytes(of: writer.checksum.value.littleEndian) { try writeAll(fd, $0) }
@@ -118,7 +134,7 @@ enum EngineSnapshot {
 
     /// The snapshot at `path` if this build wrote it against this schema and catalog, no further
     /// than the database's version, and it is whole.
-    static func read(from path: String, expecting identity: Identity) throws -> (Header, CatalogIndex) {
+    static func read(from path: String, expecting identity: Identity) throws -> (Header, Contents) {
         try mapped(path) { bytes in
             var reader = SnapshotReader(bytes)
             let header = try readHeader(&reader)
@@ -132,9 +148,18 @@ enum EngineSnapshot {
             let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
             guard checksum.value == stored else { throw Refusal.damaged("checksum mismatch") }
             do {
-                let index = try CatalogIndex(snapshot: &reader)
-                guard reader.remaining == 8, index.count == header.books else { throw Refusal.damaged("unexpected length") }
-                return (header, index)
+                var contents = Contents(index: try CatalogIndex(snapshot: &reader))
+                let count = try reader.int()
+                guard count >= 0 && count <= CatalogEngine.AnswerMemo.limit else { throw Refusal.damaged("kept answers") }
+                for _ in 0..<count {
+                    let key = try reader.string()
+                    let wordCount = try reader.int()
+                    guard wordCount >= 0 && wordCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
+                    let words = try (0..<wordCount).map { _ in try reader.string() }
+                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words)
+                }
+                guard reader.remaining == 8, contents.index.count == header.books else { throw Refusal.damaged("unexpected length") }
+                return (header, contents)
             } catch let failure as SnapshotReader.Failure {
                 throw Refusal.damaged(failure.description)
             }
