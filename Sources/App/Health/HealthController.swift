@@ -38,9 +38,7 @@ struct HealthController: RouteCollection {
                 if !caughtUp || engine.currentVersion < target { reason = "engine_behind" }
             }
         }
-        let catalog = req.application.settings.catalogEngine
-            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount)\#(engine.startJSON),"version":\#(engine.currentVersion)}"#
-            : #"{"engine":"off"}"#
+        let catalog = Self.catalogJSON(req)
         let response = Response(status: reason == nil ? .ok : .serviceUnavailable)
         response.headers.contentType = .json
         response.headers.cacheControl = .init(noStore: true)
@@ -64,17 +62,22 @@ struct HealthController: RouteCollection {
         let response = Response(status: healthy ? .ok : .serviceUnavailable)
         response.headers.contentType = .json
         response.headers.cacheControl = .init(noStore: true)
-        // The catalog engine: "building" means catalog answers come from SQL for now.
-        let engine = req.appServices.catalogEngine
-        let catalog = req.application.settings.catalogEngine
-            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount)\#(engine.startJSON),"version":\#(engine.currentVersion)}"#
-            : #"{"engine":"off"}"#
+        // The catalog engine: "loading" or "building" means catalog answers are not yet the engine's.
+        let catalog = Self.catalogJSON(req)
         response.body = .init(string: healthy ? #"{"catalog":\#(catalog),"status":"ok"}"# : #"{"catalog":\#(catalog),"reason":"database","status":"unavailable"}"#)
         return response
     }
 }
 
 extension HealthController {
+    /// The engine's state for the probes' bodies: `{"engine":"ready","books":…,"start":{…},"version":…}`.
+    static func catalogJSON(_ req: Request) -> String {
+        let engine = req.appServices.catalogEngine
+        return req.application.settings.catalogEngine
+            ? #"{"engine":"\#(engine.state.rawValue)","books":\#(engine.bookCount)\#(engine.startJSON),"version":\#(engine.currentVersion)}"#
+            : #"{"engine":"off"}"#
+    }
+
     /// Runs `work`; true when it finished without error before the deadline. The work is left to
     /// finish on its own (a task group would wait for it), so the caller answers on time.
     static func withTimeout(seconds: Double, _ work: @escaping @Sendable () async throws -> Void) async -> Bool {
