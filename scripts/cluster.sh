@@ -138,7 +138,7 @@ rm -f "$state/ready"
     for name in DATABASE_URL DATABASE_READ_URL TRUSTED_PROXIES JWT_SECRET SESSION_SECRET LOG_LEVEL BCRYPT_COST; do
         [ -n "${!name:-}" ] && printf '%s=%q\n' "$name" "${!name}"
     done
-    printf 'ENGINE_SNAPSHOT_PATH=%q\nCATALOG_FALLBACK_CONCURRENCY=0\n' "$PWD/$state/engine.snapshot"
+    printf 'ENGINE_SNAPSHOT_PATH=%q\nCATALOG_FALLBACK_CONCURRENCY=0\n' "$(cd "$state" && pwd)/engine.snapshot"
 } > "$state/env"
 echo "${instances[*]}" > "$state/ports"
 for p in "${instances[@]}"; do
