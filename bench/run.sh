@@ -166,7 +166,7 @@ for n in $sizes; do
     done
     cold_start "$warm_mix"
     deploy_drill
-    kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+    [ -n "$server" ] && kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
 done
 [ -f "$work/seed.txt" ] && { echo; echo '```'; cat "$work/seed.txt"; echo '```'; } >> "$results"
 echo
