@@ -15,7 +15,8 @@
 # reload to take a server out would close clients' idle keep-alive connections mid-race.
 #
 #   scripts/cluster.sh restart   rolling restart of a running cluster: one instance at a time,
-#                                each stopped gracefully, started, and waited for on /readyz
+#                                each stopped gracefully, started, and waited for on /readyz;
+#                                CLUSTER_APP=path/to/App deploys that binary the same way
 #
 #   CLUSTER_PORT=8090   nginx's port; the instances take the next two
 #   CLUSTER_BUILD=debug or release;  CLUSTER_DATABASE=storytime;  CLUSTER_REPLICA=1 (0: no replica)
@@ -56,6 +57,10 @@ stop_instance() {
 
 if [ "${1:-}" = restart ]; then
     [ -f "$state/ports" ] || { echo "cluster: none running (no $state/ports); start one with make cluster" >&2; exit 1; }
+    # The binary the cluster runs, or a new one to deploy (CLUSTER_APP=path): each restarted
+    # instance runs it from then on.
+    app=${CLUSTER_APP:-$(cat "$state/app")}
+    echo "$app" > "$state/app"
     for p in $(cat "$state/ports"); do
         begin=$(date +%s%N)
         stop_instance "$p"
@@ -115,7 +120,7 @@ cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for p in "${instances[@]}"; do stop_instance "$p"; done
     wait 2>/dev/null || true
-    rm -f "$state/ports" "$state/ready"
+    rm -f "$state/ports" "$state/ready" "$state/app"
     [ "${CLUSTER_REPLICA:-1}" = 1 ] && { as_pg "$pgbin/pg_ctl" -D "$replica_dir" -m fast stop >/dev/null 2>&1 || true; }
     rm -rf "$work"
 }
@@ -141,6 +146,7 @@ rm -f "$state/ready"
     printf 'ENGINE_SNAPSHOT_PATH=%q\nCATALOG_FALLBACK_CONCURRENCY=0\n' "$(cd "$state" && pwd)/engine.snapshot"
 } > "$state/env"
 echo "${instances[*]}" > "$state/ports"
+echo "$app" > "$state/app"
 for p in "${instances[@]}"; do
     : > "$state/app-$p.log"
     start_instance "$p"

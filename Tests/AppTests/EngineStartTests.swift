@@ -230,6 +230,10 @@ struct EngineStartTests {
         let (release, releaser) = AsyncStream.makeStream(of: Void.self)
         let holder = Task { try await gate.run { for await _ in release { break } } }
         while gate.running < 1 { await Task.yield() }
+        // Never started (`off`, as in a command or with CATALOG_ENGINE=off), the SQL path is not
+        // bounded; once the engine is starting, it is.
+        #expect(try await app.get("/api/v1/catalog/books?q=owl", token: parent.token).status == .ok)
+        app.appServices.catalogEngine.begin(.building)
         let response = try await app.get("/api/v1/catalog/books?q=owl", token: parent.token)
         #expect(response.status == .serviceUnavailable)
         #expect(response.headers.first(name: "Retry-After") == "1")

@@ -36,10 +36,11 @@ struct CatalogService {
                     let scope = try await Self.scope(of: child, reading: reading, req: req)
                     return try await later(try await Self.source(req, reading: reading), scope)
                 }
-                // Until the engine is ready: a snapshot loading is waited for (seconds at most);
-                // else SQL answers are bounded (`FallbackGate`).
+                // While the engine starts: a snapshot loading is waited for (seconds at most);
+                // else SQL answers are bounded (`FallbackGate`). An engine never started (`off`:
+                // tests of the SQL path, a command) leaves SQL unbounded, as CATALOG_ENGINE=off does.
                 let engine = req.appServices.catalogEngine
-                guard req.application.settings.catalogEngine, !engine.isReady else { return try await work() }
+                guard req.application.settings.catalogEngine, engine.isStarting else { return try await work() }
                 if await engine.waitWhileLoading(seconds: 5) { return try await work() }
                 return try await req.appServices.catalogFallback.run(work)
             }

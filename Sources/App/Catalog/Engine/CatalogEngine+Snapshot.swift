@@ -25,7 +25,7 @@ extension CatalogEngine {
             throw error
         }
         markReady()
-        start.withLockedValue { $0 = Start(from: "snapshot", seconds: Date().timeIntervalSince(started), loadSeconds: loadedIn) }
+        howStarted.withLockedValue { $0 = Start(from: "snapshot", seconds: Date().timeIntervalSince(started), loadSeconds: loadedIn) }
         logger.info("catalog engine started from its snapshot", metadata: [
             "books": .stringConvertible(header.books), "snapshot_version": .stringConvertible(header.version),
             "version": .stringConvertible(currentVersion), "load_seconds": .string(String(format: "%.2f", loadedIn)),
@@ -35,12 +35,14 @@ extension CatalogEngine {
     }
 
     /// Writes the engine as it is now to `path`; nil when it is not ready, or when the file there
-    /// already holds this version or a newer one from this build (another instance wrote it).
+    /// already holds this version or a newer one of this build, schema and database (another
+    /// instance wrote it).
     @discardableResult
     func writeSnapshot(to path: String, on database: any Database) async throws -> EngineSnapshot.Header? {
         guard let (index, version, answers) = currentState() else { return nil }
-        if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build, existing.version >= version { return nil }
         let identity = try await Self.identity(on: database)
+        if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build,
+           existing.schema == identity.schema, existing.catalog == identity.catalog, existing.version >= version { return nil }
         let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
         let started = Date()
         let size = try await Task.detached { try EngineSnapshot.write(.init(index: index, answers: answers), header: header, to: path) }.value

@@ -53,23 +53,25 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// How this engine got ready: `"snapshot"` or `"build"`, and how long it took (seconds).
     struct Start: Sendable { var from: String; var seconds: Double; var loadSeconds: Double? }
-    let start = NIOLockedValueBox<Start?>(nil)
+    let howStarted = NIOLockedValueBox<Start?>(nil)
 
     /// `"start":{...}` for the probes' bodies (empty until ready).
     var startJSON: String {
-        guard let start = start.withLockedValue({ $0 }) else { return "" }
+        guard let start = howStarted.withLockedValue({ $0 }) else { return "" }
         let load = start.loadSeconds.map { String(format: #","load_seconds":%.3f"#, $0) } ?? ""
         return #","start":{"from":"\#(start.from)""# + load + String(format: #","seconds":%.3f}"#, start.seconds)
     }
 
     var state: State { status.withLockedValue { $0 } }
     var isReady: Bool { state == .ready }
+    /// Loading, building or retrying a failed build: on its way to ready.
+    var isStarting: Bool { [.loading, .building, .failed].contains(state) }
     var currentVersion: Int { lock.reading { version } }
     var bookCount: Int { lock.reading { index.count } }
 
     /// Builds the index from scratch (start-up, or a change log this instance can no longer follow).
     func build(on database: any Database) async throws {
-        status.withLockedValue { if $0 != .ready { $0 = .building } }
+        begin(.building)
         let started = Date()
         do {
             let (fresh, builtVersion) = try await withBuildConnection(database) { connection in
@@ -81,7 +83,7 @@ final class CatalogEngine: @unchecked Sendable {
             }
             Self.returnFreedMemory()
             status.withLockedValue { $0 = .ready }
-            start.withLockedValue { $0 = Start(from: "build", seconds: Date().timeIntervalSince(started)) }
+            howStarted.withLockedValue { $0 = Start(from: "build", seconds: Date().timeIntervalSince(started)) }
             logger.info("catalog engine built", metadata: ["books": .stringConvertible(fresh.count), "version": .stringConvertible(builtVersion),
                                                            "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started)))])
         } catch {
@@ -112,8 +114,8 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
-    /// Replaces the index with one loaded from a snapshot at `version`; the engine stays not
-    /// ready (requests are answered from SQL) until the caller has caught it up and `markReady()`.
+    /// Replaces the index (and the kept answers) with those loaded from a snapshot at `version`;
+    /// the engine stays not ready until the caller has caught it up and `markReady()`.
     func install(_ loaded: CatalogIndex, version loadedVersion: Int, answers: [String: AnswerMemo.Entry] = [:]) {
         lock.writing {
             index = loaded

@@ -24,6 +24,7 @@ struct CatalogEngineStarter: LifecycleHandler {
         }
         guard app.settings.catalogEngine else { return }
         let engine = app.appServices.catalogEngine
+        engine.begin(.building)   // from the first request on, not only once the task below runs
         let database = app.db
         _ = EngineSnapshot.build   // this build's identity, taken before a rebuild can replace the executable
         let path = app.settings.engineSnapshotPath, interval = Duration.seconds(app.settings.engineSnapshotMinutes * 60)
