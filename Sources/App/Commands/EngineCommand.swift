@@ -49,11 +49,8 @@ struct EngineInspectCommand: StorytimeCommand {
         do { header = try EngineSnapshot.header(at: path) } catch { throw Abort(.badRequest, reason: "\(path): \(error)") }
         let identity = try await CatalogEngine.identity(on: app.db)
         let current = identity.version
-        let verdict = header.build != EngineSnapshot.build ? "refused: written by another build"
-            : header.schema != identity.schema ? "refused: written against another schema"
-            : header.catalog != identity.catalog ? "refused: written against another database"
-            : header.version > current ? "refused: ahead of the database (restored from an older backup?)"
-            : "usable: \(current - header.version) catalog versions to catch up"
+        let verdict = EngineSnapshot.refusal(of: header, expecting: identity).map { "refused: \($0)" }
+            ?? "usable: \(current - header.version) catalog versions to catch up"
         context.console.print("""
             \(path)
               books \(header.books), catalog version \(header.version) (now \(current)), written \(ISO8601DateFormatter().string(from: header.writtenAt))

@@ -138,10 +138,7 @@ enum EngineSnapshot {
         try mapped(path) { bytes in
             var reader = SnapshotReader(bytes)
             let header = try readHeader(&reader)
-            guard header.build == build else { throw Refusal.otherBuild(header.build) }
-            guard header.schema == identity.schema else { throw Refusal.otherSchema(header.schema) }
-            guard header.catalog == identity.catalog else { throw Refusal.otherCatalog(header.catalog) }
-            guard header.version <= identity.version else { throw Refusal.ahead(header.version) }
+            if let refusal = refusal(of: header, expecting: identity) { throw refusal }
             guard bytes.count % 8 == 0, bytes.count >= 8 else { throw Refusal.damaged("its size is not whole words") }
             var checksum = SnapshotChecksum()
             checksum.add(UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 8]))
@@ -164,6 +161,15 @@ enum EngineSnapshot {
                 throw Refusal.damaged(failure.description)
             }
         }
+    }
+
+    /// Why this build would not start from a snapshot with `header` (nil: it would).
+    static func refusal(of header: Header, expecting identity: Identity) -> Refusal? {
+        if header.build != build { return .otherBuild(header.build) }
+        if header.schema != identity.schema { return .otherSchema(header.schema) }
+        if header.catalog != identity.catalog { return .otherCatalog(header.catalog) }
+        if header.version > identity.version { return .ahead(header.version) }
+        return nil
     }
 
     private static func readHeader(_ reader: inout SnapshotReader) throws -> Header {
