@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // Pure logic with no Vapor and no database: parameter parsing, search words, SQL scripts.
@@ -33,11 +34,15 @@ let package = Package(
         // The in-memory catalog index: bitsets, lexemes, orders, answers and what survives a
         // change. Pure Swift, no Vapor and no database; the app loads it and keeps it fresh.
         .target(name: "CatalogIndexing", dependencies: ["Core"], path: "Sources/CatalogIndexing"),
+        // Brotli for compressed answers (`scripts/deps.sh` installs libbrotli-dev).
+        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
         .executableTarget(
             name: "App",
             dependencies: [
                 "Core",
                 "CatalogIndexing",
+                "CBrotli",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
@@ -68,6 +73,7 @@ let package = Package(
         .testTarget(
             name: "AppTests",
             dependencies: [
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .target(name: "App"),
                 "StorytimeKit",
                 .product(name: "VaporTesting", package: "vapor"),

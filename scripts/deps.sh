@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a clean machine of this kind may lack: the PostgreSQL 15 server and client
-# (with contrib: pg_trgm, unaccent). Swift itself is expected on PATH.
+# (with contrib: pg_trgm, unaccent) and
+# libbrotli-dev (the app's br compression). Swift itself is expected on PATH.
 set -euo pipefail
 command -v swift >/dev/null || { echo "error: swift is not on PATH (Swift 6 toolchain required)" >&2; exit 1; }
 missing=()
 [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15 postgresql-contrib-15)
 command -v psql >/dev/null || missing+=(postgresql-client-15)
+# Brotli's encoder, for compressed API answers (Sources/CBrotli).
+[ -e /usr/include/brotli/encode.h ] || missing+=(libbrotli-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     apt-get update -qq

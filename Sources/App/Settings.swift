@@ -52,6 +52,13 @@ struct Settings: Sendable {
     /// The first retry of a mail that SMTP refused comes this many seconds later, doubling each
     /// time up to an hour (`MAIL_RETRY_SECONDS`).
     var mailRetrySeconds: Double = 30
+    /// Web origins whose pages may call `/api/v1` from a browser (`CORS_ORIGINS`, comma-separated
+    /// `https://app.example.com`; `*` any origin; none by default). Never the console.
+    var corsOrigins: CORSOrigins = .none
+    /// Requests an account (or, signed out, an address) may make to `/api/v1` per window
+    /// (`RATE_LIMIT_REQUESTS`, `RATE_LIMIT_WINDOW_SECONDS`; 0 requests: no limit).
+    var rateLimitRequests = 600
+    var rateLimitWindow = 60
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -147,7 +154,10 @@ struct Settings: Sendable {
             smtpURL: try smtp(values["SMTP_URL"]),
             mailFrom: values["MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "Storytime <hello@storytime.example>",
             publicBaseURL: try baseURL(values["PUBLIC_BASE_URL"]),
-            mailRetrySeconds: Double(try integer("MAIL_RETRY_SECONDS", default: 30, range: 1...3600))
+            mailRetrySeconds: Double(try integer("MAIL_RETRY_SECONDS", default: 30, range: 1...3600)),
+            corsOrigins: try CORSOrigins(setting: values["CORS_ORIGINS"] ?? ""),
+            rateLimitRequests: try integer("RATE_LIMIT_REQUESTS", default: 600, range: 0...1_000_000),
+            rateLimitWindow: try integer("RATE_LIMIT_WINDOW_SECONDS", default: 60, range: 1...86_400)
         )
     }
 

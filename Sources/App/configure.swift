@@ -50,18 +50,22 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     ContentConfiguration.global.use(decoder: decoder, for: .json)
     app.routes.defaultMaxBodySize = "64kb"
 
-    // Replace the default error middleware: /api answers problem+json, the rest plain errors.
-    app.middleware = .init()
-    app.middleware.use(SecurityHeadersMiddleware())
-    app.middleware.use(RequestObservationMiddleware())
-    app.middleware.use(ProblemErrorMiddleware(environment: app.environment, page: ErrorPage.response))
-    app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
-
     guard app.appServices.commonPasswords.words.count > 1000 else {
         throw Abort(.internalServerError, reason: "data/common-passwords.txt is missing from \(app.directory.workingDirectory): run the app from the repository's folder")
     }
 
     try routes(app)
+    // Replace the default error middleware: /api answers problem+json, the rest plain errors.
+    // Outermost first; the HTTP conventions (docs/api.md) sit around the problems they shape.
+    app.middleware = .init()
+    app.middleware.use(SecurityHeadersMiddleware())
+    app.middleware.use(RequestObservationMiddleware())
+    app.middleware.use(CompressionMiddleware())
+    app.middleware.use(CORSMiddleware(origins: settings.corsOrigins))
+    app.middleware.use(ProblemErrorMiddleware(environment: app.environment, page: ErrorPage.response))
+    app.middleware.use(ConditionalGETMiddleware())
+    app.middleware.use(MethodRoutingMiddleware(table: RouteMethods(app.routes)))
+    app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
     app.lifecycle.use(CatalogEngineStarter())
     app.lifecycle.use(ScheduleAuditStarter())
     app.lifecycle.use(PlayRetentionStarter())

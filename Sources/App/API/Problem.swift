@@ -21,6 +21,11 @@ struct Problem: AbortError, Sendable {
     static let unauthorized = Problem(status: .unauthorized, code: "unauthorized",
                                       detail: "A valid bearer token is required.",
                                       headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
+    /// A bearer token that is there but not valid (malformed, expired, another key): RFC 6750's
+    /// challenge says so; the code stays `unauthorized` (sign in again).
+    static let rejectedToken = Problem(status: .unauthorized, code: "unauthorized",
+                                       detail: "The bearer token is not valid (malformed or expired); sign in again.",
+                                       headers: ["WWW-Authenticate": #"Bearer realm="storytime", error="invalid_token""#])
     /// A bearer token whose device was signed out (RFC 6750's `invalid_token`).
     static let invalidToken = Problem(status: .unauthorized, code: "invalid_token",
                                       detail: "This device was signed out; sign in again.",

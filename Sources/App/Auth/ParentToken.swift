@@ -77,7 +77,7 @@ struct ParentAuthMiddleware: Middleware {
             guard ParentToken.hasExpectedHeader(bearer),
                   let token = try? await request.jwt.verify(bearer, as: ParentToken.self),
                   token.parentID != nil
-            else { throw Problem.unauthorized }
+            else { throw Problem.rejectedToken }
             verified.remember(token, for: bearer)
             return token
         }.flatMap { token in

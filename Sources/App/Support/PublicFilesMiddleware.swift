@@ -1,24 +1,44 @@
+import Crypto
 import Foundation
 import Vapor
 
-/// Serves `public/` (the console's CSS and script, `openapi.json`) with Vapor's `FileMiddleware`,
-/// but only for paths whose first segment names something in `public/` at start-up. Every other
-/// request (the whole API and console) passes straight through, without the file-system lookup
-/// on a thread pool that `FileMiddleware` costs each request it sees.
+/// Serves the files of `public/` (the console's CSS and script, `openapi.json`), read once at
+/// start-up into memory: a handful of small files, each with a strong ETag (a digest of its
+/// bytes) and `Cache-Control: no-cache` (revalidated, answered 304 when unchanged), compressed
+/// like any answer. Only a path naming one of them is looked at; every other request passes
+/// straight through. A changed file is served after a restart.
 struct PublicFilesMiddleware: Middleware {
-    private let files: FileMiddleware
-    private let topLevel: Set<String>
+    struct File: Sendable {
+        let body: ByteBuffer
+        let contentType: String
+        let etag: String
+    }
+
+    private let files: [String: File]
 
     init(directory: String) {
-        files = FileMiddleware(publicDirectory: directory)
-        topLevel = Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+        var files: [String: File] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            var isDirectory: ObjCBool = false
+            guard !name.hasPrefix("."), FileManager.default.fileExists(atPath: directory + name, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  let data = FileManager.default.contents(atPath: directory + name) else { continue }
+            let type = HTTPMediaType.fileExtension(String(name.split(separator: ".").last ?? ""))
+            let contentType = type.map { $0.type == "text" || $0.subType == "javascript" ? "\($0.type)/\($0.subType); charset=utf-8" : "\($0.type)/\($0.subType)" }
+            files["/" + name] = File(body: ByteBuffer(bytes: data), contentType: contentType ?? "application/octet-stream",
+                                     etag: EntityTag.strong(for: ByteBuffer(bytes: data)))
+        }
+        self.files = files
     }
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        let first = request.encodedPath.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
-        guard let first, topLevel.contains(String(first)) || topLevel.contains(String(first).removingPercentEncoding ?? "") else {
+        guard request.method == .GET || request.method == .HEAD, let file = files[request.encodedPath] else {
             return next.respond(to: request)
         }
-        return files.respond(to: request, chainingTo: next)
+        var headers: HTTPHeaders = ["ETag": file.etag, "Cache-Control": "no-cache"]
+        if EntityTag.matches(request.headers.first(name: .ifNoneMatch), file.etag) {
+            return request.eventLoop.makeSucceededFuture(Response(status: .notModified, headers: headers))
+        }
+        headers.add(name: .contentType, value: file.contentType)
+        return request.eventLoop.makeSucceededFuture(Response(status: .ok, headers: headers, body: .init(buffer: file.body)))
     }
 }

@@ -1,0 +1,36 @@
+import Vapor
+
+/// Conditional requests on the parent API: every `GET` of `/api/v1` answered 200 from memory
+/// (catalog lists and detail, library, continue watching, history, today, the account…) gets a
+/// strong `ETag`, `Cache-Control: private, no-cache` (a client keeps it and asks again) and
+/// `Vary: Authorization`; a matching `If-None-Match` is 304 without the body. Answers that must
+/// not be kept (`no-store`: tokens, exports) and those with their own ETag (categories) are left
+/// as they are.
+struct ConditionalGETMiddleware: Middleware {
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        guard request.method == .GET || request.method == .HEAD, request.encodedPath.hasPrefix("/api/") else {
+            return next.respond(to: request)
+        }
+        return next.respond(to: request).map { response in
+            guard response.status == .ok, let body = response.body.buffer,
+                  response.headers.first(name: .cacheControl)?.contains("no-store") != true else { return response }
+            let etag: String
+            if let own = response.headers.first(name: .eTag) {
+                etag = own
+            } else {
+                etag = EntityTag.strong(for: body)
+                response.headers.replaceOrAdd(name: .eTag, value: etag)
+                response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
+                response.headers.add(name: .vary, value: "Authorization")
+            }
+            guard let ifNoneMatch = request.headers.first(name: .ifNoneMatch), EntityTag.matches(ifNoneMatch, etag) else { return response }
+            // The 304 names the representation the client holds (its tag, coding suffix and all).
+            let held = ifNoneMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0 != "*" && EntityTag.matches($0, etag) } ?? etag
+            var headers = response.headers
+            headers.remove(name: .contentType)
+            headers.remove(name: .contentLength)
+            headers.replaceOrAdd(name: .eTag, value: held)
+            return Response(status: .notModified, headers: headers)
+        }
+    }
+}
