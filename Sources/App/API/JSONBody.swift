@@ -63,6 +63,23 @@ struct JSONBody: Sendable {
         }
     }
 
+    /// `name` as a list of objects (each read with its place in the path, `plays[3].`), between
+    /// `count.lowerBound` and `count.upperBound` long.
+    func objectList(_ name: String, count: ClosedRange<Int>) throws -> [JSONBody] {
+        guard case .array(let values)? = fields?[name] else {
+            throw Problem.invalidParameter(path + name, "\(path + name) must be a list of objects")
+        }
+        guard count.contains(values.count) else {
+            throw Problem.invalidParameter(path + name, "\(path + name) must hold \(count.lowerBound) to \(count.upperBound) items")
+        }
+        return try values.enumerated().map { index, value in
+            guard case .object(let fields) = value else {
+                throw Problem.invalidParameter("\(path)\(name)[\(index)]", "\(path)\(name)[\(index)] must be an object")
+            }
+            return JSONBody(fields: fields, path: "\(path)\(name)[\(index)].")
+        }
+    }
+
     init(_ request: Request) throws {
         guard let buffer = request.body.data, buffer.readableBytes > 0 else {
             throw Problem.invalidBody("The request needs a JSON body.")

@@ -105,7 +105,8 @@ enum PlayRetention {
     }
 }
 
-/// Runs `PlayRetention` hourly on every instance (not in tests, which call it themselves).
+/// Runs `PlayRetention` hourly on every instance (not in tests, which call it themselves), and
+/// drops idempotency keys past their 24 hours.
 struct PlayRetentionStarter: LifecycleHandler {
     func didBootAsync(_ app: Application) async throws {
         guard app.environment != .testing else { return }
@@ -119,6 +120,11 @@ struct PlayRetentionStarter: LifecycleHandler {
                     }
                 } catch {
                     logger.warning("folding old plays failed", metadata: ["error": .string(String(describing: error))])
+                }
+                do {
+                    try await IdempotencyStore.purge(on: db as! any SQLDatabase)
+                } catch {
+                    logger.warning("dropping old idempotency keys failed", metadata: ["error": .string(String(describing: error))])
                 }
                 try? await Task.sleep(for: PlayRetention.interval)
             }

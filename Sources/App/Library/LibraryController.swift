@@ -8,6 +8,7 @@ struct LibraryController: ChildRouteCollection {
     func boot(child: ChildRoutes) throws {
         child.family.get("library", use: list)
         child.family.on(.POST, "library", ":book_id", "plays", body: .collect(maxSize: "16kb"), use: play)
+        child.family.on(.POST, "plays", "batch", body: .collect(maxSize: "128kb"), use: OfflinePlays.batch)
         child.parent.on(.POST, "library", body: .collect(maxSize: "16kb"), use: add)
         child.parent.delete("library", ":book_id", use: remove)
     }
