@@ -140,7 +140,7 @@ fi
 mkdir -p "$state"
 rm -f "$state/ready"
 {
-    for name in DATABASE_URL DATABASE_READ_URL TRUSTED_PROXIES JWT_SECRET SESSION_SECRET LOG_LEVEL BCRYPT_COST; do
+    for name in DATABASE_URL DATABASE_READ_URL TRUSTED_PROXIES JWT_SECRET SESSION_SECRET LOG_LEVEL BCRYPT_COST RATE_LIMIT_REQUESTS RATE_LIMIT_WINDOW_SECONDS CORS_ORIGINS; do
         [ -n "${!name:-}" ] && printf '%s=%q\n' "$name" "${!name}"
     done
     printf 'ENGINE_SNAPSHOT_PATH=%q\nCATALOG_FALLBACK_CONCURRENCY=0\n' "$(cd "$state" && pwd)/engine.snapshot"

@@ -87,6 +87,11 @@ call("add_to_library", 201, parent, child_id=ada, body=m.AddToLibraryBody(book_i
 entries = call("list_library", 200, parent, child_id=ada).data
 assert {e.id for e in entries} >= {books[0].id, books[1].id} and all(e.added_at for e in entries), "the library does not list what was added"
 call("record_play", 201, parent, child_id=ada, book_id=books[0].id, body=m.RecordPlayBody(position_seconds=60, completed=False))
+now = datetime.datetime.now(datetime.timezone.utc)
+offline = [m.OfflinePlay(client_id=f"offline-{i}", book_id=books[0].id, position_seconds=30 * i, completed=False,
+                         played_at=now - datetime.timedelta(minutes=30 - i)) for i in range(3)]
+batch = call("record_offline_plays", 200, parent, child_id=ada, body=m.RecordOfflinePlaysBody(plays=offline + offline[:1]))
+assert [r.status.value for r in batch.data] == ["recorded", "recorded", "recorded", "duplicate"], batch.data
 call("continue_watching", 200, parent, child_id=ada)
 history = call("list_history", 200, parent, child_id=ada).data
 assert history, "the play is not in the history"

@@ -57,7 +57,7 @@ struct Settings: Sendable {
     var corsOrigins: CORSOrigins = .none
     /// Requests an account (or, signed out, an address) may make to `/api/v1` per window
     /// (`RATE_LIMIT_REQUESTS`, `RATE_LIMIT_WINDOW_SECONDS`; 0 requests: no limit).
-    var rateLimitRequests = 600
+    var rateLimitRequests = 1200
     var rateLimitWindow = 60
 
     enum Invalid: Error, LocalizedError, Equatable {
@@ -156,7 +156,7 @@ struct Settings: Sendable {
             publicBaseURL: try baseURL(values["PUBLIC_BASE_URL"]),
             mailRetrySeconds: Double(try integer("MAIL_RETRY_SECONDS", default: 30, range: 1...3600)),
             corsOrigins: try CORSOrigins(setting: values["CORS_ORIGINS"] ?? ""),
-            rateLimitRequests: try integer("RATE_LIMIT_REQUESTS", default: 600, range: 0...1_000_000),
+            rateLimitRequests: try integer("RATE_LIMIT_REQUESTS", default: 1200, range: 0...1_000_000),
             rateLimitWindow: try integer("RATE_LIMIT_WINDOW_SECONDS", default: 60, range: 1...86_400)
         )
     }

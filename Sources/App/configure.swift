@@ -62,6 +62,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware.use(RequestObservationMiddleware())
     app.middleware.use(CompressionMiddleware())
     app.middleware.use(CORSMiddleware(origins: settings.corsOrigins))
+    app.middleware.use(RateLimitMiddleware(limit: settings.rateLimitRequests, window: settings.rateLimitWindow))
     app.middleware.use(IdempotencyMiddleware())
     app.middleware.use(ProblemErrorMiddleware(environment: app.environment, page: ErrorPage.response))
     app.middleware.use(ConditionalGETMiddleware())

@@ -63,6 +63,14 @@ public struct QueryParameters: Sendable, Equatable {
         return QueryParameters(pairs: result)
     }
 
+    /// Whether `name` is given at all (an empty value counts).
+    public func contains(_ name: String) -> Bool { pairs.contains { $0.name == name } }
+
+    /// The same parameters without `name`.
+    public func removing(_ name: String) -> QueryParameters {
+        QueryParameters(pairs: pairs.filter { $0.name != name })
+    }
+
     /// Percent-encoded query string.
     public var encoded: String {
         pairs.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")

@@ -8,10 +8,13 @@ import OpenAPIURLSession
 /// document the server serves, so a field that drifts breaks the app's build rather than its users.
 ///
 /// The token is kept in memory; a 401 signs in again once with the same credentials and retries.
+/// Every write carries an `Idempotency-Key` and is retried with it when its answer is lost; GETs
+/// revalidate what they already hold with its ETag (answered from memory on a 304).
 /// Errors are `StorytimeError`s.
 public final class StorytimeClient: Sendable {
     private let api: Client
     private let session: Session
+    private let answers = ETagCacheMiddleware.Store(capacity: 500)
 
     /// A client of the server at `baseURL` (e.g. `https://api.storytime.example`), over URLSession.
     public convenience init(baseURL: URL) {
@@ -23,7 +26,8 @@ public final class StorytimeClient: Sendable {
         let session = Session()
         self.session = session
         api = Client(serverURL: baseURL, transport: transport,
-                     middlewares: [ProblemMiddleware(), BearerMiddleware(session: session)])
+                     middlewares: [ProblemMiddleware(), IdempotencyMiddleware(), BearerMiddleware(session: session),
+                                   ETagCacheMiddleware(store: answers)])
     }
 
     // MARK: Signing in
@@ -39,6 +43,7 @@ public final class StorytimeClient: Sendable {
 
     /// Forgets the token and the credentials.
     public func signOut() async {
+        answers.clear()
         await session.signOut()
     }
 

@@ -199,3 +199,69 @@ struct APIConventionsTests {
         #expect(try await app.get("/api/v1/me", token: parent.token).status == .ok)
     }
 }
+
+@Suite("API conventions: rate limits and cursors")
+struct RateLimitAndCursorTests {
+    @Test("the budget: RateLimit-Policy and RateLimit on answers, 429 rate_limited with Retry-After past it, per account",
+          .app(adjust: { $0.rateLimitRequests = 5; $0.rateLimitWindow = 3600 }))
+    func rateLimit() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()   // its sign-in spent one of its address's 5
+        let other = try await app.makeParent()
+        var remaining: [String] = []
+        for _ in 0..<5 {
+            let answer = try await app.get("/api/v1/me", token: parent.token)
+            #expect(answer.status == .ok && answer.headers.first(name: "RateLimit-Policy") == "\"account\";q=5;w=3600")
+            remaining.append(answer.headers.first(name: "RateLimit")?.split(separator: ";").dropFirst().first.map(String.init) ?? "")
+        }
+        // The first request of a token counts against its address (not verified yet), then the account.
+        #expect(remaining.suffix(4) == ["r=4", "r=3", "r=2", "r=1"], "\(remaining)")
+        _ = try await app.get("/api/v1/me", token: parent.token)
+        let refused = try await app.get("/api/v1/me", token: parent.token)
+        #expect(refused.status == .tooManyRequests)
+        #expect(try refused.json["code"] as? String == "rate_limited")
+        #expect(Int(refused.headers.first(name: .retryAfter) ?? "") ?? 0 > 0)
+        #expect(refused.headers.first(name: "RateLimit")?.contains("r=0") == true)
+        // Another account has its own budget; the console has none.
+        #expect(try await app.get("/api/v1/me", token: other.token).status == .ok)
+        #expect(try await app.get("/admin/login").headers.first(name: "RateLimit") == nil)
+    }
+
+    @Test("history by cursor: pages do not shift while plays arrive; Link next carries the cursor; a forged cursor is 400", .app)
+    func historyCursor() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let book = try await app.makeBook("Owl Moon")
+        #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
+        // 7 plays at distinct moments, then walk them 3 at a time while new plays arrive.
+        for index in 0..<7 {
+            let at = ISO8601DateFormatter().string(from: Date().addingTimeInterval(Double(-3600 + index * 60)))
+            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library/\(book)/plays", token: parent.token,
+                                       json: #"{"position_seconds": \#(index), "completed": false, "played_at": "\#(at)"}"#).status == .created)
+        }
+        var seen: [Int] = []
+        var next: String? = "/api/v1/children/\(child)/history?per_page=3&after="
+        var pages = 0
+        while let path = next, pages < 5 {
+            let page = try await app.get(path, token: parent.token)
+            #expect(page.status == .ok)
+            seen += try page.dataArray.compactMap { $0["position_seconds"] as? Int }
+            // A new play arrives between pages: newer than everything walked, it never shifts them.
+            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library/\(book)/plays", token: parent.token,
+                                       json: #"{"position_seconds": \#(100 + pages), "completed": false}"#).status == .created)
+            let link = page.headers.first(name: "Link") ?? ""
+            next = link.split(separator: ",").first { $0.contains("rel=\"next\"") }.flatMap { part in
+                part.split(separator: "<").last?.split(separator: ">").first.map(String.init)
+            }
+            pages += 1
+        }
+        #expect(seen == [6, 5, 4, 3, 2, 1, 0], "\(seen)")
+        #expect(pages == 3)
+        let forged = try await app.get("/api/v1/children/\(child)/history?after=bm90LWEtY3Vyc29y", token: parent.token)
+        #expect(forged.status == .badRequest)
+        #expect(try forged.json["field"] as? String == "after")
+        // Page numbers keep working.
+        #expect(try await app.get("/api/v1/children/\(child)/history?page=2&per_page=3", token: parent.token).dataArray.count == 3)
+    }
+}

@@ -315,6 +315,8 @@ struct ChildModeTests {
                                        json: #"{"position_seconds": 40, "completed": true}"#).status == .created)
         }
         #expect(try await app.send(.POST, "/api/v1/children/\(ada)/requests", token: device.access, json: #"{"book_id": \#(shelf.byBlockedPublisher)}"#).status == .created)
+        #expect(try await app.send(.POST, "/api/v1/children/\(ada)/plays/batch", token: device.access,
+                                   json: RetriesTests.batch([("offline-1", shelf.young, 10, 5)])).status == .ok)
         try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: ben), \(bind: shelf.old))").run()
         try await app.sql.raw("""
             INSERT INTO play_month_totals VALUES (\(bind: ada), \(bind: shelf.young), DATE '2023-01-01', 3, 1, 0, 300);
@@ -338,7 +340,7 @@ struct ChildModeTests {
             #expect(rows.allSatisfy { $0["child_id"] as? Int == ada }, "\(section.name)")
         }
         let csv = try await app.get("/api/v1/children/\(ada)/export?format=csv", token: parent.token)
-        #expect(csv.headers.contentType?.subType == "csv" && csv.body.string.split(whereSeparator: \.isNewline).count == 3)
+        #expect(csv.headers.contentType?.subType == "csv" && csv.body.string.split(whereSeparator: \.isNewline).count == 4)
         #expect(try await app.get("/api/v1/children/\(ada)/export", token: (try await app.makeParent()).token).status == .notFound)
     }
 

@@ -20,6 +20,7 @@ struct ChildExportController: ChildRouteCollection {
         ("play_month_totals", "play_month_totals", "month, book_id"),
         ("play_day_totals", "play_day_totals", "day"),
         ("play_fold_tails", "play_fold_tails", "book_id"),
+        ("play_receipts", "play_receipts", "received_at, client_id"),
         ("requests", "book_requests", "id"),
         ("devices", "parent_devices", "id"),
         ("audit_log", "parent_audit_log", "id"),

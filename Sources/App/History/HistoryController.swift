@@ -32,6 +32,9 @@ struct HistoryController: ChildRouteCollection {
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
         let filter = try await HistoryFilter(query, req: req)
+        if let cursor = try HistoryCursor.parse(query) {
+            return try await cursorPage(after: cursor, filter: filter, perPage: page.perPage, query: query, req: req)
+        }
         return try await req.childAnswer(child, route: "history") {
             let (items, total) = if !filter.hasDates, let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
                 try Self.page(of: loaded, book: filter.bookID, page: page)
@@ -40,6 +43,19 @@ struct HistoryController: ChildRouteCollection {
             }
             return (try Response.page(items, page: page, total: total, query: query, req: req), nil)
         }
+    }
+
+    /// Cursor paging (`after`): the plays before the cursor, from SQL, with `Link: rel="next"`
+    /// carrying the next cursor while more follow. `page` is ignored; the meta says page 1.
+    private func cursorPage(after cursor: HistoryCursor?, filter: HistoryFilter, perPage: Int, query: QueryParameters, req: Request) async throws -> Response {
+        let child = try req.child
+        let (items, total, next) = try await HistoryQueries(sql: req.sql, child: child.id).page(filter: filter, after: cursor, perPage: perPage, plays: child.plays)
+        let dto = PageDTO(data: items, meta: .init(page: 1, perPage: perPage, totalCount: total, totalPages: PageRequest(perPage: perPage).totalPages(for: total)))
+        let response = Response.json(try .json(dto))
+        var links = ["<\(req.encodedPath)?\(query.removing("page").setting("after", to: "").encoded)>; rel=\"first\""]
+        if let next { links.append("<\(req.encodedPath)?\(query.removing("page").setting("after", to: next.text).encoded)>; rel=\"next\"") }
+        response.headers.replaceOrAdd(name: "Link", value: links.joined(separator: ", "))
+        return response
     }
 
     /// A page of the history from the child's play log, only `book`'s plays when given.

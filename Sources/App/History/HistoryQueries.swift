@@ -12,6 +12,39 @@ struct HistoryQueries {
     /// deep the page (a late row lookup); then, for those only, the play, its book and whether it
     /// is a rewatch (the child had completed the book in an earlier play: one index probe).
     /// Unfiltered, the total is `plays`, the child's play count kept by triggers.
+    /// A page after `cursor` (cursor paging: no offset), and the cursor after its last play when
+    /// more may follow.
+    func page(filter: HistoryFilter, after cursor: HistoryCursor?, perPage: Int, plays: Int) async throws -> (items: [HistoryController.ItemDTO], total: Int, next: HistoryCursor?) {
+        let condition = filter.condition(child: child)
+        let total = filter.isEmpty ? plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
+        let after: SQLQueryString = cursor.map { " AND \($0.condition)" } ?? ""
+        let rows = try await sql.raw("""
+            SELECT p.id, p.position_seconds, p.completed, p.played_at, \(BookRefDTO.columns),
+                   floor(extract(epoch FROM p.played_at) * 1000000)::bigint AS at_us,
+                   EXISTS (SELECT 1 FROM plays q WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND q.completed
+                              AND (q.played_at, q.id) < (p.played_at, p.id)) AS rewatch
+              FROM (SELECT p.id FROM plays p WHERE \(condition)\(after)
+                     ORDER BY p.played_at DESC, p.id DESC LIMIT \(bind: perPage + 1)) page
+              JOIN plays p ON p.id = page.id
+              JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
+             ORDER BY p.played_at DESC, p.id DESC
+            """).all()
+        let listed = rows.prefix(perPage)
+        let items = try listed.map(Self.item)
+        let next = rows.count > perPage ? try listed.last.map {
+            HistoryCursor(microseconds: try $0.decode(column: "at_us", as: Int64.self), id: try $0.decode(column: "id", as: Int.self))
+        } : nil
+        return (items, total, next)
+    }
+
+    static func item(_ row: any SQLRow) throws -> HistoryController.ItemDTO {
+        HistoryController.ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
+                                  positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
+                                  completed: try row.decode(column: "completed", as: Bool.self),
+                                  playedAt: try row.decode(column: "played_at", as: Date.self),
+                                  rewatch: try row.decode(column: "rewatch", as: Bool.self))
+    }
+
     func page(filter: HistoryFilter, page: PageRequest, plays: Int) async throws -> (items: [HistoryController.ItemDTO], total: Int) {
         let condition = filter.condition(child: child)
         let total = filter.isEmpty ? plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
@@ -26,14 +59,7 @@ struct HistoryQueries {
               JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
              ORDER BY p.played_at DESC, p.id DESC
             """).all()
-        let items = try rows.map { row in
-            HistoryController.ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
-                                      positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
-                                      completed: try row.decode(column: "completed", as: Bool.self),
-                                      playedAt: try row.decode(column: "played_at", as: Date.self),
-                                      rewatch: try row.decode(column: "rewatch", as: Bool.self))
-        }
-        return (items, total)
+        return (try rows.map(Self.item), total)
     }
 
     /// The latest play of each book in the library: one index probe per entry.

@@ -31,7 +31,8 @@ struct PublicFilesMiddleware: Middleware {
     }
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard request.method == .GET || request.method == .HEAD, let file = files[request.encodedPath] else {
+        guard request.method == .GET || request.method == .HEAD,
+              let file = files[request.encodedPath] ?? request.encodedPath.removingPercentEncoding.flatMap({ files[$0] }) else {
             return next.respond(to: request)
         }
         var headers: HTTPHeaders = ["ETag": file.etag, "Cache-Control": "no-cache"]
