@@ -74,6 +74,8 @@ let package = Package(
             name: "AppTests",
             dependencies: [
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .target(name: "App"),
                 "StorytimeKit",
                 .product(name: "VaporTesting", package: "vapor"),

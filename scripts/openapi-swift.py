@@ -5,7 +5,8 @@ public/openapi.json writes a nullable object the OpenAPI 3.1 way, `anyOf: [{$ref
 which strict validators and other generators expect. swift-openapi-generator 1.14 skips the
 `null` branch (apple/swift-openapi-generator#906), so StorytimeKit is generated from a copy in which
 such a property is a plain `$ref` left out of `required`: Swift sees an optional, which decodes
-`null` and a missing field alike. `make test` (tests/openapi.sh) fails when the copy is stale.
+`null` and a missing field alike. An entry composed as `allOf: [BookFields, its own fields]` is
+one flat object there, so Swift reads `entry.title`. `make test` (tests/openapi.sh) fails when the copy is stale.
 
     scripts/openapi-swift.py            # rewrites Sources/StorytimeKit/openapi.json
     scripts/openapi-swift.py --check    # exit 1 when it differs
@@ -43,7 +44,25 @@ def rewrite(node):
     return node
 
 
-text = json.dumps(rewrite(json.loads(source.read_text())), indent=1, ensure_ascii=False) + "\n"
+def flatten(document):
+    """`allOf: [{$ref}, {object}]` as one object with both's fields: Swift gets `entry.title`
+    rather than `entry.value1.title`."""
+    schemas = document["components"]["schemas"]
+    for name, schema in schemas.items():
+        parts = schema.get("allOf")
+        if not (isinstance(parts, list) and len(parts) == 2 and set(parts[0]) == {"$ref"}):
+            continue
+        base = schemas[parts[0]["$ref"].rsplit("/", 1)[1]]
+        own = parts[1]
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        merged["type"] = "object"
+        merged["required"] = base.get("required", []) + [r for r in own.get("required", []) if r not in base.get("required", [])]
+        merged["properties"] = {**base.get("properties", {}), **own.get("properties", {})}
+        schemas[name] = merged
+    return document
+
+
+text = json.dumps(rewrite(flatten(json.loads(source.read_text()))), indent=1, ensure_ascii=False) + "\n"
 if sys.argv[1:] == ["--check"]:
     if not target.exists() or target.is_symlink() or target.read_text() != text:
         sys.exit(f"{target.relative_to(root)} is stale: run scripts/openapi-swift.py")

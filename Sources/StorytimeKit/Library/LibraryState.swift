@@ -16,7 +16,7 @@ public actor LibraryState {
         var page = 1
         while true {
             let answer = try await client.library(childID: childID, page: page, perPage: 100)
-            ids.formUnion(answer.data.map(\.value1.id))
+            ids.formUnion(answer.data.map(\.id))
             guard page * answer.meta.perPage < answer.meta.totalCount, !answer.data.isEmpty else { break }
             page += 1
         }
