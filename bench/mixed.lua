@@ -8,6 +8,10 @@ if os.getenv("TOKENS") then
 else
   headers[1] = { ["Authorization"] = "Bearer " .. os.getenv("TOKEN") }
 end
+-- $ENCODING (gzip, br): sent as Accept-Encoding, so answers come compressed (the compression bench).
+if os.getenv("ENCODING") then
+  for _, h in ipairs(headers) do h["Accept-Encoding"] = os.getenv("ENCODING") end
+end
 local counter = 0
 function setup(thread)
   counter = counter + 1

@@ -38,6 +38,7 @@ trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/child.sh
 . bench/child_devices.sh
 . bench/deploy.sh
+. bench/compression.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -143,6 +144,7 @@ for n in $sizes; do
         unscoped=$r
         [ "$writes" = 0 ] && warm_mix=$r
     done
+    compression_mix
     child_device_mix "$unscoped"
     child_mix
     echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
