@@ -9,6 +9,7 @@
 #   BENCH_CONNECTIONS=32         keep-alive connections (wrk) and clients (pgbench)
 #   BENCH_BUILD=release          or debug (the smoke run of `make test`)
 #   BENCH_ONLY=child             only the parent's side, varied (bench/child.sh)
+#   BENCH_ONLY=compression       only the warm mix without and with gzip and br (bench/compression.sh)
 #   BENCH_ONLY=deploy            only the warm mix, the cold starts and the rolling restart (bench/deploy.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +57,14 @@ for n in $sizes; do
     start_app_server
     if [ "${BENCH_ONLY:-}" = child ]; then
         child_mix
+        kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+        continue
+    fi
+    if [ "${BENCH_ONLY:-}" = compression ]; then
+        mixed_paths
+        # Warm: one run to fill the engine's answers, then identity, gzip, br, identity.
+        PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
+        compression_mix
         kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
         continue
     fi
