@@ -6,10 +6,10 @@ import PostgresNIO
 /// its advisory lock and its transactions on one session.
 enum DirectConnection {
     /// Runs `body` on a new connection to `url`, closed afterwards whatever happens.
-    static func open<T>(url: String, logger: Logger,
+    static func open<T>(url: String, logger: Logger, connectTimeout: TimeAmount = .seconds(5),
                         _ body: (PostgresConnection) async throws -> T) async throws -> T {
         var configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = connectTimeout
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             let result = try await body(connection)

@@ -17,6 +17,9 @@ enum TestDatabase {
 
     static let prefix = "st_\(ProcessInfo.processInfo.processIdentifier)_"
     static let templateName = prefix + "template"
+    /// A first connection on a loaded CI machine (forty suites in parallel) can take seconds.
+    static let connectTimeout: TimeAmount = .seconds(30)
+
     static let logger: Logger = {
         var logger = Logger(label: "test-database")
         logger.logLevel = .warning
@@ -28,7 +31,7 @@ enum TestDatabase {
     private static let template = Task<Void, any Error> {
         try await admin("DROP DATABASE IF EXISTS \"\(templateName)\" WITH (FORCE)")
         try await admin("CREATE DATABASE \"\(templateName)\"")
-        _ = try await DirectConnection.open(url: url(for: templateName), logger: logger) { connection in
+        _ = try await DirectConnection.open(url: url(for: templateName), logger: logger, connectTimeout: TestDatabase.connectTimeout) { connection in
             try await Migrator(directory: projectDirectory + "migrations").migrate(on: connection, logger: logger)
         }
     }
@@ -59,7 +62,7 @@ enum TestDatabase {
     }
 
     static func admin(_ statement: String) async throws {
-        try await DirectConnection.open(url: adminURL, logger: logger) { connection in
+        try await DirectConnection.open(url: adminURL, logger: logger, connectTimeout: TestDatabase.connectTimeout) { connection in
             _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
     }
@@ -67,7 +70,7 @@ enum TestDatabase {
     /// The integer in the first column of the first row of `statement`, run in `database`
     /// (the maintenance database when nil).
     static func admin(rows statement: String, in database: String? = nil) async throws -> Int {
-        try await DirectConnection.open(url: database.map(url(for:)) ?? adminURL, logger: logger) { connection in
+        try await DirectConnection.open(url: database.map(url(for:)) ?? adminURL, logger: logger, connectTimeout: TestDatabase.connectTimeout) { connection in
             for try await n in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).decode(Int.self) { return n }
             return 0
         }
