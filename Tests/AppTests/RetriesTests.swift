@@ -90,6 +90,18 @@ struct RetriesTests {
         }
     }
 
+    /// A parent whose first child has two books in the library.
+    static func twoBooksInLibrary(_ app: Application) async throws -> (parent: Application.ParentFixture, child: Int, owl: Int, bear: Int) {
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon")
+        let bear = try await app.makeBook("Bear Hunt")
+        for book in [owl, bear] {
+            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
+        }
+        return (parent, child, owl, bear)
+    }
+
     static func batch(_ plays: [(id: String, book: Int, position: Int, minutesAgo: Int)]) -> String {
         let now = Date()
         let items = plays.map { play in
@@ -102,13 +114,7 @@ struct RetriesTests {
     @Test("offline plays: a batch with duplicates inside and across sends records each client id once, in played_at order, one result per play", .app)
     func offlineBatch() async throws {
         let app = try app()
-        let parent = try await app.makeParent()
-        let child = parent.children[0]
-        let owl = try await app.makeBook("Owl Moon")
-        let bear = try await app.makeBook("Bear Hunt")
-        for book in [owl, bear] {
-            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
-        }
+        let (parent, child, owl, bear) = try await Self.twoBooksInLibrary(app)
         let path = "/api/v1/children/\(child)/plays/batch"
         let first = try await app.send(.POST, path, token: parent.token, json: Self.batch([
             ("a", owl, 30, 50), ("b", bear, 60, 40), ("a", owl, 30, 50), ("c", 999_999, 10, 30)]))
@@ -150,13 +156,7 @@ struct RetriesTests {
     @Test("offline plays meet the family controls: past the day's minutes the rest are refused time_limit_reached", .app)
     func offlineBatchBudget() async throws {
         let app = try app()
-        let parent = try await app.makeParent()
-        let child = parent.children[0]
-        let owl = try await app.makeBook("Owl Moon")
-        let bear = try await app.makeBook("Bear Hunt")
-        for book in [owl, bear] {
-            #expect(try await app.send(.POST, "/api/v1/children/\(child)/library", token: parent.token, json: #"{"book_id": \#(book)}"#).status == .created)
-        }
+        let (parent, child, owl, bear) = try await Self.twoBooksInLibrary(app)
         #expect(try await app.send(.PUT, "/api/v1/children/\(child)/controls", token: parent.token, json: #"{"daily_minutes": 5}"#).status == .ok)
         let answer = try await app.send(.POST, "/api/v1/children/\(child)/plays/batch", token: parent.token,
                                         json: Self.batch([("a", owl, 240, 30), ("b", bear, 240, 20), ("c", owl, 300, 10)]))

@@ -74,11 +74,7 @@ struct ParentAuthMiddleware: Middleware {
             }
         }
         return request.eventLoop.makeFutureWithTask {
-            guard ParentToken.hasExpectedHeader(bearer),
-                  let token = try? await request.jwt.verify(bearer, as: ParentToken.self),
-                  token.parentID != nil
-            else { throw Problem.rejectedToken }
-            verified.remember(token, for: bearer)
+            guard let token = await ParentToken.verify(bearer, request: request) else { throw Problem.rejectedToken }
             return token
         }.flatMap { token in
             request.requireLiveSession(token).flatMap {
@@ -91,6 +87,18 @@ struct ParentAuthMiddleware: Middleware {
 }
 
 extension ParentToken {
+    /// `bearer` as a token of ours (our algorithm, signature, clock claims, a parent), remembered
+    /// in `VerifiedTokens` so the next request with it skips the signature; nil when it is not.
+    /// Whether its device is still signed in is the caller's to check.
+    static func verify(_ bearer: String, request: Request) async -> ParentToken? {
+        let verified = request.application.appServices.verifiedTokens
+        if let token = verified.token(bearer, at: Date()) { return token }
+        guard hasExpectedHeader(bearer), let token = try? await request.jwt.verify(bearer, as: ParentToken.self),
+              token.parentID != nil else { return nil }
+        verified.remember(token, for: bearer)
+        return token
+    }
+
     /// A token for `parent` on `device` (for the child `child` on a child device), valid `lifetime`.
     init(parent: Int, device: Int?, child: Int?, lifetime: TimeInterval, now: Date = Date()) {
         sub = .init(value: String(parent))

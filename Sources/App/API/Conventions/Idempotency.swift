@@ -73,9 +73,7 @@ struct IdempotencyMiddleware: Middleware {
     /// The account of a valid bearer token (parent or child device: the parent's), else nil.
     static func account(of request: Request) async -> Int? {
         guard let bearer = request.headers.bearerToken else { return nil }
-        if let token = request.application.appServices.verifiedTokens.token(bearer, at: Date()) { return token.parentID }
-        guard ParentToken.hasExpectedHeader(bearer), let token = try? await request.jwt.verify(bearer, as: ParentToken.self) else { return nil }
-        return token.parentID
+        return await ParentToken.verify(bearer, request: request)?.parentID
     }
 
     /// What a retry must repeat: the method, the path with its query, and the body.
