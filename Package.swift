@@ -30,7 +30,9 @@ let package = Package(
     ],
     targets: [
         // Pure logic with no Vapor and no database: parameter parsing, search words, SQL scripts.
-        .target(name: "Core", path: "Sources/Core"),
+        .target(name: "Core", dependencies: ["CStemmer"], path: "Sources/Core"),
+        // Snowball stemmers for search's word forms (`scripts/deps.sh` installs libstemmer-dev).
+        .systemLibrary(name: "CStemmer", path: "Sources/CStemmer", providers: [.apt(["libstemmer-dev"])]),
         // The in-memory catalog index: bitsets, lexemes, orders, answers and what survives a
         // change. Pure Swift, no Vapor and no database; the app loads it and keeps it fresh.
         .target(name: "CatalogIndexing", dependencies: ["Core"], path: "Sources/CatalogIndexing"),

@@ -9,6 +9,9 @@ final class AppServices: Sendable {
     /// The catalog: the in-memory index, and the SQL path's answers per catalog version.
     let catalogEngine: CatalogEngine
     let catalogCache = CatalogCache()
+    /// Search synonyms per `synonyms_version`; zero-result searches waiting to be counted.
+    let synonyms = SynonymStore()
+    let searchMisses = SearchMisses()
     /// While the engine is not ready, the bound on catalog answers from SQL.
     let catalogFallback: FallbackGate
     /// Children: their controls and libraries as the catalog needs them, their kept answers and play logs.

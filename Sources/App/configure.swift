@@ -71,6 +71,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.lifecycle.use(CatalogEngineStarter())
     app.lifecycle.use(ScheduleAuditStarter())
     app.lifecycle.use(PlayRetentionStarter())
+    app.lifecycle.use(SearchMissesStarter())
     app.lifecycle.use(DeclarationCheck())
     app.lifecycle.use(MailDeliveryStarter())
 

@@ -18,11 +18,12 @@ extension CatalogIndex {
         }
     }
 
-    /// The sets of the search words, in one buffer: per word, five sets of `width` 64-bit words
-    /// each — where it matches (with its typo alternatives) in any field, in a title, in a title
-    /// or author, without a typo, and as a whole word.
+    /// The sets of the search words, in one buffer: per word, seven sets of `width` 64-bit words
+    /// each — where it matches (with all its alternatives) in any field, in a title, in a title
+    /// or author; where it matches at level 1 or better (no sound-alike), 2 or better (no typo),
+    /// 3 (the word itself); and as a whole word.
     struct WordSets {
-        enum Kind: Int, CaseIterable { case any, title, titleOrAuthor, exact, whole }
+        enum Kind: Int, CaseIterable { case any, title, titleOrAuthor, level1, level2, level3, whole }
         /// Search words.
         let count: Int
         /// 64-bit words per set.
@@ -33,29 +34,37 @@ extension CatalogIndex {
         func offset(_ word: Int, _ kind: Kind) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
     }
 
-    func wordSets(_ terms: [String]) -> WordSets {
+    func wordSets(_ expansions: [SearchExpansion]) -> WordSets {
         let width = active.words.count, kinds = WordSets.Kind.allCases.count
-        let layout = WordSets(count: terms.count, width: width, buffer: [])
-        var storage = [UInt64](repeating: 0, count: terms.count * kinds * width)
+        let layout = WordSets(count: expansions.count, width: width, buffer: [])
+        var storage = [UInt64](repeating: 0, count: expansions.count * kinds * width)
         storage.withUnsafeMutableBufferPointer { buffer in
-            for (i, term) in terms.enumerated() {
-                // any, title, title or author, exact: the lexemes OR into these four.
-                let four = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .any)..<layout.offset(i, .whole)])
-                scan(prefix: Array(term.utf8), into: four, width: width, exact: true)
-                for alternative in typos.alternatives(for: term) {
-                    scan(prefix: Array(alternative.utf8), into: four, width: width, exact: false)
+            for (i, expansion) in expansions.enumerated() {
+                // any, title, title or author, levels 1–3: the alternatives OR into these six.
+                let six = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .any)..<layout.offset(i, .whole)])
+                for alternative in expansion.alternatives {
+                    if alternative.prefix {
+                        scan(prefix: Array(alternative.text.utf8), into: six, width: width, levels: alternative.level)
+                    } else if let lexeme = lexemeID(alternative.text) {
+                        lexemes[Int(lexeme)].accumulate(into: six, words: width, levels: alternative.level)
+                    }
                 }
-                if let lexeme = lexemeID(term) {
+                if let lexeme = lexemeID(expansion.word) {
                     let whole = layout.offset(i, .whole)
                     lexemes[Int(lexeme)].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]))
                 }
             }
         }
-        return WordSets(count: terms.count, width: width, buffer: storage)
+        return WordSets(count: expansions.count, width: width, buffer: storage)
+    }
+
+    /// The expansions of the query's words against this index's vocabulary.
+    public func expansions(_ words: [String], synonyms: Synonyms) -> [SearchExpansion] {
+        words.map { SearchExpansion($0, vocabulary: typos, synonyms: synonyms) }
     }
 
     /// ORs in every lexeme starting with `prefix` (one range of the sorted lexemes).
-    private func scan(prefix: [UInt8], into sets: UnsafeMutableBufferPointer<UInt64>, width: Int, exact: Bool) {
+    private func scan(prefix: [UInt8], into sets: UnsafeMutableBufferPointer<UInt64>, width: Int, levels: Int) {
         var a = 0, b = sortedLexemes.count
         while a < b {
             let m = (a + b) / 2
@@ -65,14 +74,18 @@ extension CatalogIndex {
         while i < sortedLexemes.count {
             let lexeme = Int(sortedLexemes[i])
             guard lexemeBytes[lexeme].starts(with: prefix) else { break }
-            lexemes[lexeme].accumulate(into: sets, words: width, exact: exact)
+            lexemes[lexeme].accumulate(into: sets, words: width, levels: levels)
             i += 1
         }
     }
 
     /// `offline`: scheduled books not live now (`offline(at:)`), left out.
-    public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil, offline: Bitset? = nil) -> Answer {
-        let sets = wordSets(parameters.words)
+    public func answer(_ parameters: CatalogParameters, scope: CatalogScope? = nil, offline: Bitset? = nil, synonyms: Synonyms = Synonyms()) -> Answer {
+        answer(parameters, expansions: expansions(parameters.words, synonyms: synonyms), scope: scope, offline: offline)
+    }
+
+    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], scope: CatalogScope? = nil, offline: Bitset? = nil) -> Answer {
+        let sets = wordSets(expansions)
         var base = scope.map { narrows($0) ? visible($0) : active } ?? active
         if let offline { base.subtract(offline) }
         sets.buffer.withUnsafeBufferPointer { buffer in
@@ -145,8 +158,10 @@ extension CatalogIndex {
         return result
     }
 
-    /// Relevance: tier (all words in titles 4, in titles or authors 2, all without a typo 1)
-    /// descending, then the number of words found as whole words descending, then id.
+    /// Relevance: where every word matches (all in titles, else all in titles or authors, else
+    /// anywhere), then how well (every word literally, else none worse than a word form, else
+    /// none worse than a typo, else some only by sound), descending; then the number of words
+    /// found as whole words descending, then id. SQL ranks by the same keys (`CatalogQueries`).
     ///
     /// Computed 64 books at a time with word-wise masks: one pass counts the books of every
     /// (tier, score) key, then only the keys the page falls in are walked, in id order, stopping
@@ -162,21 +177,25 @@ extension CatalogIndex {
     private func relevancePage(_ matchWords: UnsafeBufferPointer<UInt64>, sets: WordSets, buffer: UnsafeBufferPointer<UInt64>, page: PageRequest) -> [Int] {
         let n = sets.count
         let titles = (0..<n).map { sets.offset($0, .title) }, titlesOrAuthors = (0..<n).map { sets.offset($0, .titleOrAuthor) }
-        let exacts = (0..<n).map { sets.offset($0, .exact) }, wholes = (0..<n).map { sets.offset($0, .whole) }
-        // A title match is also a title-or-author match, so tiers 4 and 5 never occur.
-        let tiers = [7, 6, 3, 2, 1, 0]
+        let level1 = (0..<n).map { sets.offset($0, .level1) }, level2 = (0..<n).map { sets.offset($0, .level2) }
+        let level3 = (0..<n).map { sets.offset($0, .level3) }, wholes = (0..<n).map { sets.offset($0, .whole) }
+        // Tiers: 3 fields (title, title or author, any) × 4 levels (3…0), best first.
+        let tierCount = 12
         var equal = [UInt64](repeating: 0, count: n + 1)
-        /// Block `w`'s books of each tier (in `tiers` order) → `out`; whole-word counts → `equal`.
+        /// Block `w`'s books of each tier → `out`; whole-word counts → `equal`.
         func masks(_ w: Int, _ out: inout [UInt64]) {
             let m = matchWords[w]
-            var t4 = m, t2 = m, t1 = m
+            var t = m, ta = m, l1 = m, l2 = m, l3 = m
             for i in 0..<n {
-                t4 &= buffer[titles[i] + w]
-                t2 &= buffer[titlesOrAuthors[i] + w]
-                t1 &= buffer[exacts[i] + w]
+                t &= buffer[titles[i] + w]
+                ta &= buffer[titlesOrAuthors[i] + w]
+                l1 &= buffer[level1[i] + w]
+                l2 &= buffer[level2[i] + w]
+                l3 &= buffer[level3[i] + w]
             }
-            out[0] = t4 & t1; out[1] = t4 & ~t1; out[2] = t2 & ~t4 & t1; out[3] = t2 & ~t4 & ~t1
-            out[4] = ~t2 & t1 & m; out[5] = ~t2 & ~t1 & m
+            let fields = [t, ta & ~t, m & ~ta]
+            let levels = [l3, l2 & ~l3, l1 & ~l2, m & ~l1]
+            for f in 0..<3 { for l in 0..<4 { out[f * 4 + l] = fields[f] & levels[l] } }
             for s in 1...n { equal[s] = 0 }
             equal[0] = m
             for whole in wholes {
@@ -187,11 +206,11 @@ extension CatalogIndex {
             }
         }
         let blocks = (0..<min(matchWords.count, sets.width)).filter { matchWords[$0] != 0 }
-        var tierBits = [UInt64](repeating: 0, count: tiers.count)
-        var counts = [Int](repeating: 0, count: tiers.count * (n + 1))   // tier index * (n + 1) + (n - score)
+        var tierBits = [UInt64](repeating: 0, count: tierCount)
+        var counts = [Int](repeating: 0, count: tierCount * (n + 1))   // tier index * (n + 1) + (n - score)
         for w in blocks {
             masks(w, &tierBits)
-            for t in 0..<tiers.count where tierBits[t] != 0 {
+            for t in 0..<tierCount where tierBits[t] != 0 {
                 for s in 0...n { counts[t * (n + 1) + n - s] &+= (tierBits[t] & equal[s]).nonzeroBitCount }
             }
         }

@@ -61,3 +61,53 @@ extension CatalogIndex {
         out.append(contentsOf: json.storage[split..<range.upperBound])
     }
 }
+
+extension CatalogIndex {
+    /// The title, author and language of an indexed book, read back from its stored JSON (for
+    /// search highlights: a page's books only, so no per-book copies are kept).
+    public func displayFields(_ id: Int) -> (title: String, author: String, language: String) {
+        let range = json.range(id)
+        let bytes = json.storage[range]
+        return (Self.stringValue(of: "title", in: bytes) ?? "", Self.stringValue(of: "author", in: bytes) ?? "",
+                Self.stringValue(of: "language", in: bytes) ?? "")
+    }
+
+    /// The string value of top-level key `key` in an encoded book object. Keys are unique in the
+    /// object and a quote inside a value is always escaped, so `"key":"` occurs only as the key.
+    static func stringValue(of key: String, in bytes: ArraySlice<UInt8>) -> String? {
+        let needle = Array("\"\(key)\":\"".utf8)
+        guard let start = bytes.firstRange(of: needle)?.upperBound else { return nil }
+        var out: [UInt8] = []
+        var i = start
+        var pendingHigh: UInt32?
+        func append(_ scalar: UInt32) {
+            if let s = Unicode.Scalar(scalar) { out.append(contentsOf: Array(String(Character(s)).utf8)) }
+        }
+        while i < bytes.endIndex {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") { break }
+            guard byte == UInt8(ascii: "\\"), i + 1 < bytes.endIndex else { out.append(byte); i += 1; continue }
+            let escaped = bytes[i + 1]
+            i += 2
+            switch escaped {
+            case UInt8(ascii: "n"): out.append(10)
+            case UInt8(ascii: "t"): out.append(9)
+            case UInt8(ascii: "r"): out.append(13)
+            case UInt8(ascii: "b"): out.append(8)
+            case UInt8(ascii: "f"): out.append(12)
+            case UInt8(ascii: "u"):
+                guard i + 4 <= bytes.endIndex, let unit = UInt32(String(decoding: bytes[i..<i + 4], as: UTF8.self), radix: 16) else { return nil }
+                i += 4
+                if (0xD800..<0xDC00).contains(unit) { pendingHigh = unit; continue }
+                if (0xDC00..<0xE000).contains(unit), let high = pendingHigh {
+                    append(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00))
+                } else {
+                    append(unit)
+                }
+                pendingHigh = nil
+            default: out.append(escaped)   // \" \\ \/
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

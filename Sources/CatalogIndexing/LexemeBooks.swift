@@ -70,9 +70,10 @@ struct LexemeBooks: Sendable {
         list = []
     }
 
-    /// ORs the books into a word-set buffer of four `words`-long sets: any field, title, title or
-    /// author, and (when `exact`) the exact set.
-    func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, words: Int, exact: Bool) {
+    /// ORs the books into a word-set buffer of `words`-long sets: any field, title, title or
+    /// author, then the level sets. `levels`: how many of the level sets (1, 2, 3, after any/title/title-or-author) the match
+    /// counts in — a literal match (3) in all three, a sound-alike (0) in none.
+    func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, words: Int, levels: Int) {
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in
@@ -84,7 +85,7 @@ struct LexemeBooks: Sendable {
                             sets[w] |= any
                             sets[words + w] |= title
                             sets[2 * words + w] |= titleOrAuthor
-                            if exact { sets[3 * words + w] |= any }
+                            for l in 0..<levels { sets[(3 + l) * words + w] |= any }
                         }
                     }
                 }
@@ -100,7 +101,7 @@ struct LexemeBooks: Sendable {
                 sets[w] |= bit
                 if entry & 1 != 0 { sets[words + w] |= bit }
                 if entry & 3 != 0 { sets[2 * words + w] |= bit }
-                if exact { sets[3 * words + w] |= bit }
+                for l in 0..<levels { sets[(3 + l) * words + w] |= bit }
             }
         }
     }

@@ -8,8 +8,14 @@ import Core
 /// match" over-approximates the index's rule (prefix; one edit anywhere for words of
 /// `SearchText.typoMinLength` letters or more), so it never keeps an answer that changed.
 /// Answers without search words (browsing) are always dropped.
+///
+/// Word forms, synonyms and sound-alikes widen "could match": a changed book holding one of the
+/// word's forms or stem tokens (`SearchExpansion.forms(of:)`, kept with the answer), or a word
+/// with the same Metaphone code, affects it too.
 public struct MemoCarry: Sendable {
     private let prefixes: Set<String>
+    private let whole: Set<String>
+    private let sounds: Set<String>
     private let letters: [(mask: UInt64, counts: [Unicode.Scalar: Int])]
 
     /// `lexemes`: every lexeme of the changed books, old and new.
@@ -25,11 +31,21 @@ public struct MemoCarry: Sendable {
         }
         self.prefixes = prefixes
         self.letters = letters
+        whole = Set(lexemes)
+        sounds = Set(whole.compactMap { TypoVocabulary.sound($0) })
+    }
+
+    /// `mayMatch(word)`, or one of `forms` (the word's forms and stem tokens) is a changed
+    /// book's lexeme, or a changed book has a word that sounds like it.
+    public func mayMatch(_ word: String, forms: [String]) -> Bool {
+        if mayMatch(word) || forms.contains(where: whole.contains) { return true }
+        guard word.count >= SearchExpansion.soundMinLength, let sound = TypoVocabulary.sound(word) else { return false }
+        return sounds.contains(sound)
     }
 
     /// Whether an answer to a query with these search words may have changed.
-    public func affects(words: [String]) -> Bool {
-        words.isEmpty || words.contains(where: mayMatch)
+    public func affects(words: [String], synonyms: Synonyms = Synonyms()) -> Bool {
+        words.isEmpty || words.contains { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }
     }
 
     /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit

@@ -41,9 +41,21 @@ struct CatalogEngineTests {
         return String(letters)
     }
 
+    /// A child's spelling of `word`: how it sounds, two or more letters changed
+    /// ("elephant" → "elefunt").
+    static func soundAlike(_ word: String, _ r: inout Random) -> String {
+        var w = word.replacingOccurrences(of: "ph", with: "f").replacingOccurrences(of: "ck", with: "k")
+        if r.chance(50) { w = w.replacingOccurrences(of: "c", with: "k") }
+        let vowels: [Character] = ["a", "e", "i", "o", "u"]
+        var letters = Array(w)
+        for i in letters.indices where i > 0 && vowels.contains(letters[i]) && r.chance(60) { letters[i] = r.pick(vowels) }
+        if r.chance(40), let last = letters.indices.last, last > 3, letters[last - 1] == letters[last] { letters.remove(at: last) }
+        return String(letters)
+    }
+
     /// The seeded catalog's words, category slugs and ids, and publisher ids, for random queries.
     static func vocabulary(_ app: Application) async throws -> (words: [String], slugs: [String], categoryIDs: [Int], publishers: [Int]) {
-        let words = try await app.sql.raw("SELECT term FROM search_terms ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
+        let words = try await app.sql.raw("SELECT term FROM search_terms WHERE term NOT LIKE '~%' ORDER BY id").all().map { try $0.decode(column: "term", as: String.self) }
         let categories = try await app.sql.raw("SELECT id, slug FROM categories ORDER BY id").all()
         let publishers = try await app.sql.raw("SELECT id FROM publishers").all().map { try $0.decode(column: "id", as: Int.self) }
         return (words, try categories.map { try $0.decode(column: "slug", as: String.self) },
@@ -58,6 +70,9 @@ struct CatalogEngineTests {
                 let word = r.pick(words)
                 var w = String(word.prefix(r.int(3...max(3, min(8, word.count)))))
                 if r.chance(15) && word.count >= 5 { w = typo(String(word.prefix(max(5, w.count))), kind: r.int(0...3), at: r.int(0...(w.count))) }
+                else if r.chance(12) { w = r.pick([word + "s", word + "es", word + "ies", String(word.dropLast()) + "ies", word + "ing", word + "en", word + "x"]) }   // word forms
+                else if r.chance(8) && word.count >= 5 { w = soundAlike(word, &r) }
+                else if r.chance(4) { w = r.pick(["mice", "mouse", "geese", "children", "wolves", "bunny", "kitty", "rabbit", "chevaux", "gatos"]) }
                 if r.chance(10) { w = w.uppercased() }
                 text.append(w)
             }
@@ -100,12 +115,20 @@ struct CatalogEngineTests {
         _ = try await seeder.run(on: app.sql, skipIfNotEmpty: false) { _ in }
         // Some shared titles and created_at ties, so the tie-breaks are exercised.
         try await app.sql.raw("UPDATE books SET title = 'Same Title', created_at = '2026-01-01' WHERE id % 97 = 0").run()
+        // Other languages' word forms, and synonyms both ways.
+        try await app.sql.raw("UPDATE books SET language = (ARRAY['fr', 'es', 'de', 'it', 'pt', 'nl', 'sv'])[1 + id % 7] WHERE id % 5 = 0").run()
+        let vocabulary = try await app.sql.raw("SELECT term FROM search_terms WHERE term NOT LIKE '~%' ORDER BY id LIMIT 30").all().map { try $0.decode(column: "term", as: String.self) }
+        try await app.sql.raw("""
+            INSERT INTO search_synonyms (words, one_way) VALUES ('bunny, rabbit, hare', false), ('kitty, cat', true),
+                (\(bind: vocabulary[0...4].joined(separator: ", ")), false), (\(bind: vocabulary[5...8].joined(separator: ", ")), true)
+            """).run()
         try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
         #expect(words.count > 100 && app.appServices.catalogEngine.bookCount > 1000)
         var random = Random(state: 20261122)
         var compared = 0, nonEmpty = 0, typoQueries = 0
+        var kinds: [String: Int] = [:]
         for _ in 0..<1500 {
             let query = Self.randomQuery(&random, words: words, slugs: slugs, categoryIDs: categoryIDs, publishers: publishers)
             let path = "/api/v1/catalog/books?" + query
@@ -117,9 +140,14 @@ struct CatalogEngineTests {
             compared += 1
             if try sql.meta["total_count"] ?? 0 > 0 { nonEmpty += 1 }
             if query.contains("q=") { typoQueries += 1 }
+            for highlight in (try (a["meta"] as? NSDictionary)?["highlights"] as? [NSDictionary]) ?? [] {
+                for range in (highlight["title"] as? [NSDictionary] ?? []) + (highlight["author"] as? [NSDictionary] ?? []) { kinds[range["match"] as! String, default: 0] += 1 }
+            }
             if a != b { break }
         }
         #expect(compared == 1500 && nonEmpty > 600 && typoQueries > 900)
+        // Every kind of match was exercised (counted in the highlights of the answers compared).
+        #expect(["exact", "prefix", "stem", "synonym", "typo", "phonetic"].allSatisfy { kinds[$0, default: 0] > 0 }, "\(kinds)")
         // Book detail: every 7th id, active or not.
         for id in stride(from: 1, through: 1500, by: 7) {
             let (sql, engine) = try await Self.both(app, "/api/v1/catalog/books/\(id)", token: parent.token)

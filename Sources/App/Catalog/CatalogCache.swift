@@ -34,7 +34,7 @@ final class CatalogCache: Sendable {
     static let maxEntries = 20_000
     private let state = NIOLockedValueBox(State())
 
-    typealias Reading = (generation: Generation, maxTermID: Int, countriesVersion: Int, controlsVersion: Int)
+    typealias Reading = (generation: Generation, maxTermID: Int, countriesVersion: Int, controlsVersion: Int, synonymsVersion: Int)
 
     /// Keyed by whether the catalog engine serves (the lighter statement suffices then).
     private let reads = BatchedRead<Bool, Reading> { keys, sql in
@@ -77,9 +77,9 @@ final class CatalogCache: Sendable {
     /// engine evaluates rights against the clock and has its own vocabulary.
     private static func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
         let statement: SQLQueryString = engineServes
-            ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary, countries_version, controls_version FROM catalog_state"
+            ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary, countries_version, controls_version, synonyms_version FROM catalog_state"
             : """
-            SELECT s.version, s.countries_version, s.controls_version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
+            SELECT s.version, s.countries_version, s.controls_version, s.synonyms_version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
                    LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
                          (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp()),
                          (SELECT min(live_from) FROM books WHERE live_from IS NOT NULL AND status = 'active' AND live_from > statement_timestamp()),
@@ -91,7 +91,7 @@ final class CatalogCache: Sendable {
             let generation = Generation(version: try row.decode(column: "version", as: Int.self),
                                         validUntil: try row.decode(column: "next_boundary", as: Date?.self))
             return (generation, try row.decode(column: "max_term", as: Int.self), try row.decode(column: "countries_version", as: Int.self),
-                    try row.decode(column: "controls_version", as: Int.self))
+                    try row.decode(column: "controls_version", as: Int.self), try row.decode(column: "synonyms_version", as: Int.self))
         }
     }
 

@@ -47,7 +47,14 @@ struct FacetsDTO: Content, Equatable {
 
 /// The catalog list envelope: the list envelope plus `meta.facets`.
 struct CatalogPageDTO: Content {
-    struct Meta: Content { let facets: FacetsDTO; let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int }
+    struct Meta: Content {
+        /// A search that found under three books, corrected, when the correction finds more.
+        let didYouMean: String?
+        let facets: FacetsDTO
+        /// A search's: per book of `data`, in order, where its title and author matched.
+        let highlights: [HighlightDTO]?
+        let page: Int; let perPage: Int; let totalCount: Int; let totalPages: Int
+    }
     let data: [BookDTO]
     let meta: Meta
 }

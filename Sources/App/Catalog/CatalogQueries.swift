@@ -10,37 +10,58 @@ struct CatalogQueries {
     /// The caller's country and a child's family controls (`?child_id=`): every statement keeps
     /// to what they leave, and rights are evaluated in the country.
     var scope: CatalogScope? = nil
+    /// Counts scheduled books out of the catalog now too (why a search found nothing).
+    var includeScheduled = false
 
     private var columns: SQLQueryString { BookDTO.columns(country: scope?.country) }
 
-    /// A search ready for SQL: the tsquery of all words with their typo alternatives, and the
-    /// same restricted to titles ("A") and to titles or authors ("AB") for ranking.
+    /// A search ready for SQL from the words' expansions (`SearchExpansion`, the engine's own):
+    /// per word, its alternatives as tsqueries over `search_vector` (words and prefixes) and
+    /// `stem_vector` (stem tokens), ANDed over the words — restricted to titles ("A") or titles
+    /// and authors ("AB") for the field tier, and to alternatives of a level or better for the
+    /// match tier, as the engine ranks.
     struct Search: Sendable {
-        let any: String
-        let exact: String
-        let title: String
-        let titleOrAuthor: String
-        /// One tsquery per word, as a whole word (no prefix): the relevance score counts them.
-        let wholeWords: [String]
+        let expansions: [SearchExpansion]
 
-        init(clauses: [[String]]) {
-            any = SearchText.tsquery(clauses)
-            exact = SearchText.tsquery(clauses.map { [$0[0]] })
-            title = SearchText.tsquery(clauses, weights: "A")
-            titleOrAuthor = SearchText.tsquery(clauses, weights: "AB")
-            wholeWords = clauses.map { "'" + SearchText.escape($0[0]) + "'" }
+        init(expansions: [SearchExpansion]) { self.expansions = expansions }
+
+        /// Every word matches, by an alternative of `level` or better, in the `weights` fields.
+        func condition(level: Int = 0, weights: String = "") -> SQLQueryString {
+            expansions.map { expansion -> SQLQueryString in
+                let chosen = expansion.alternatives.filter { $0.level >= level }
+                func tsquery(_ alternatives: [SearchExpansion.Alternative]) -> String {
+                    alternatives.map { "'\(SearchText.escape($0.text))'" + ($0.prefix ? ":*" : (weights.isEmpty ? "" : ":")) + weights }.joined(separator: " | ")
+                }
+                let words = chosen.filter { !$0.isStem }, stems = chosen.filter(\.isStem)
+                var parts: [SQLQueryString] = []
+                if !words.isEmpty { parts.append("b.search_vector @@ \(bind: tsquery(words))::tsquery") }
+                if !stems.isEmpty { parts.append("b.stem_vector @@ \(bind: tsquery(stems))::tsquery") }
+                return "(" + parts.joined(separator: " OR ") + ")"
+            }.joined(separator: " AND ")
+        }
+
+        var any: SQLQueryString { condition() }
+
+        /// The rank's first key: where every word matches (titles 2, titles or authors 1, else 0)
+        /// times four, plus how well (every word literally 3, none worse than a form 2, none worse
+        /// than a typo 1, else 0).
+        var tier: SQLQueryString {
+            """
+            (((\(condition(weights: "A")))::int + (\(condition(weights: "AB")))::int) * 4
+              + (\(condition(level: 1)))::int + (\(condition(level: 2)))::int + (\(condition(level: 3)))::int)
+            """
         }
 
         /// The relevance score: how many query words the book has as whole words.
         var score: SQLQueryString {
-            wholeWords.map { "(b.search_vector @@ \(bind: $0)::tsquery)::int" as SQLQueryString }.joined(separator: " + ")
+            expansions.map { "(b.search_vector @@ \(bind: "'" + SearchText.escape($0.word) + "'")::tsquery)::int" as SQLQueryString }.joined(separator: " + ")
         }
     }
 
     func filter(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
-        var conditions: [SQLQueryString] = ["\(BookSQL.live("b"))"] + scopeConditions
+        var conditions: [SQLQueryString] = [includeScheduled ? "b.status = 'active'" : "\(BookSQL.live("b"))"] + scopeConditions
         if let search {
-            conditions.append("b.search_vector @@ \(bind: search.any)::tsquery")
+            conditions.append(search.any)
         }
         if let age = parameters.age {
             conditions.append("b.age_min <= \(bind: age) AND b.age_max >= \(bind: age)")
@@ -95,12 +116,7 @@ struct CatalogQueries {
         let keys: SQLQueryString, order: String
         switch (parameters.sort, search) {
         case (.relevance, let search?):
-            keys = """
-                b.id, ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
-                     + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
-                     + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
-                (\(search.score)) AS rank
-                """
+            keys = "b.id, \(search.tier) AS tier, (\(search.score)) AS rank"
             order = "tier DESC, rank DESC, id ASC"
         case (.newest, _):
             keys = "b.id, b.created_at"
@@ -137,12 +153,8 @@ struct CatalogQueries {
         case .title: (keys, order) = ("lower(b.title) COLLATE \"C\" AS sort_title", "sort_title ASC, id ASC")
         case .relevance: (keys, order) = ("", "tier DESC, rank DESC, id ASC")
         }
-        let rankKeys: SQLQueryString = parameters.sort == .relevance ? """
-            , ((b.search_vector @@ \(bind: search.title)::tsquery)::int * 4
-               + (b.search_vector @@ \(bind: search.titleOrAuthor)::tsquery)::int * 2
-               + (b.search_vector @@ \(bind: search.exact)::tsquery)::int) AS tier,
-            (\(search.score)) AS rank
-            """ : SQLQueryString(keys.isEmpty ? "" : ", " + keys)
+        let rankKeys: SQLQueryString = parameters.sort == .relevance
+            ? ", \(search.tier) AS tier, (\(search.score)) AS rank" : SQLQueryString(keys.isEmpty ? "" : ", " + keys)
         return """
             WITH matched AS MATERIALIZED (
                 SELECT b.id\(rankKeys) FROM books b WHERE \(filter(parameters, search: search))

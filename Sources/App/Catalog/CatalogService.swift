@@ -12,29 +12,48 @@ import Vapor
 struct CatalogService {
     let req: Request
 
-    /// A list page and its total.
+    /// A list page and its total. A search that found nothing is counted with its cause
+    /// (`SearchMisses`), after the answer is on its way.
     func books(_ parameters: CatalogParameters, child: Int?) -> EventLoopFuture<(body: ByteBuffer, total: Int)> {
-        answer(child: child, now: { $0.page(parameters, scope: $1) }, later: { try await $0.page(parameters, scope: $1) })
+        let req = self.req
+        return answer(child: child, now: { $0.page(parameters, scope: $1, synonyms: $2) },
+                      later: { try await $0.page(parameters, scope: $1, synonyms: $2) },
+                      then: { answer, source, scope, synonyms in
+                          guard answer.total == 0, !parameters.words.isEmpty else { return }
+                          Task {
+                              guard let cause = try? await source.missCause(parameters, scope: scope, synonyms: synonyms) else { return }
+                              req.appServices.searchMisses.record(words: parameters.words, country: scope.country, cause: cause,
+                                                                  account: try? req.parentID, secret: req.application.settings.sessionSecret)
+                          }
+                      })
     }
 
     /// One book, or nil when it is not in the caller's (or the child's) catalog.
     func book(_ id: Int, child: Int?) -> EventLoopFuture<ByteBuffer?> {
-        answer(child: child, now: { $0.book(id, scope: $1) }, later: { try await $0.book(id, scope: $1) })
+        answer(child: child, now: { source, scope, _ in source.book(id, scope: scope) }, later: { source, scope, _ in try await source.book(id, scope: scope) })
     }
 
-    private func answer<T: Sendable>(child: Int?, now: @escaping @Sendable (EngineCatalogSource, CatalogScope) -> T,
-                                     later: @escaping @Sendable (any CatalogSource, CatalogScope) async throws -> T) -> EventLoopFuture<T> {
+    private func answer<T: Sendable>(child: Int?, now: @escaping @Sendable (EngineCatalogSource, CatalogScope, Synonyms) -> T,
+                                     later: @escaping @Sendable (any CatalogSource, CatalogScope, Synonyms) async throws -> T,
+                                     then: @escaping @Sendable (T, any CatalogSource, CatalogScope, Synonyms) -> Void = { _, _, _, _ in }) -> EventLoopFuture<T> {
         let req = self.req
         return req.appServices.catalogCache.current(for: req).flatMap { reading in
             if let engine = Self.currentEngine(req, version: reading.generation.version),
+               let synonyms = req.appServices.synonyms.cached(version: reading.synonymsVersion),
                let country = Self.knownCountry(req, reading: reading), var scope = Self.knownScope(of: child, req: req, reading: reading) {
                 scope.country = country
-                return req.eventLoop.makeSucceededFuture(now(engine, scope))
+                let result = now(engine, scope, synonyms)
+                then(result, engine, scope, synonyms)
+                return req.eventLoop.makeSucceededFuture(result)
             }
             return req.eventLoop.makeFutureWithTask {
                 let work = {
                     let scope = try await Self.scope(of: child, reading: reading, req: req)
-                    return try await later(try await Self.source(req, reading: reading), scope)
+                    let synonyms = try await req.appServices.synonyms.current(version: reading.synonymsVersion, on: req.db as! any SQLDatabase)
+                    let source = try await Self.source(req, reading: reading)
+                    let result = try await later(source, scope, synonyms)
+                    then(result, source, scope, synonyms)
+                    return result
                 }
                 // While the engine starts: a snapshot loading is waited for (seconds at most);
                 // else SQL answers are bounded (`FallbackGate`). An engine never started (`off`:

@@ -6,8 +6,11 @@ import Vapor
 /// Where a catalog answer comes from. The two sources give the same bytes for the same request
 /// (`CatalogEngineTests.differential`); `CatalogService` picks one per request.
 protocol CatalogSource: Sendable {
-    /// A list page in the catalog envelope (`data`, `meta` with facets) and its total.
-    func page(_ parameters: CatalogParameters, scope: CatalogScope) async throws -> (body: ByteBuffer, total: Int)
+    /// A list page in the catalog envelope (`data`, `meta` with facets, and for a search its
+    /// highlights and any correction) and its total.
+    func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> (body: ByteBuffer, total: Int)
+    /// Why a search found nothing in `scope`.
+    func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> SearchMisses.Cause
     /// One book as `{"data": …}`, or nil when it is not in this scope's catalog.
     func book(_ id: Int, scope: CatalogScope) async throws -> ByteBuffer?
 }
@@ -17,8 +20,12 @@ protocol CatalogSource: Sendable {
 struct EngineCatalogSource: CatalogSource {
     let engine: CatalogEngine
 
-    func page(_ parameters: CatalogParameters, scope: CatalogScope) -> (body: ByteBuffer, total: Int) {
-        engine.page(parameters, scope: scope, now: Date())
+    func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> (body: ByteBuffer, total: Int) {
+        engine.page(parameters, scope: scope, now: Date(), synonyms: synonyms)
+    }
+
+    func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> SearchMisses.Cause {
+        engine.missCause(parameters, scope: scope, now: Date(), synonyms: synonyms)
     }
 
     func book(_ id: Int, scope: CatalogScope) -> ByteBuffer? {
@@ -32,15 +39,37 @@ struct SQLCatalogSource: CatalogSource {
     let req: Request
     let reading: CatalogCache.Reading
 
-    func page(_ parameters: CatalogParameters, scope: CatalogScope) async throws -> (body: ByteBuffer, total: Int) {
+    func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> (body: ByteBuffer, total: Int) {
         let key = "books\u{1}" + (scope.country ?? "") + "\u{1}" + parameters.cacheKey
         if let hit = cached(key, scope: scope) { return (hit.body, hit.totalCount) }
-        let result = try await list(parameters, scope: scope, sql: await req.catalogSQL(atLeast: reading.generation.version))
-        let page = CatalogPageDTO(data: result.books, meta: .init(facets: result.facets, page: parameters.page.page, perPage: parameters.page.perPage,
+        let sql = await req.catalogSQL(atLeast: reading.generation.version)
+        let result = try await list(parameters, scope: scope, synonyms: synonyms, sql: sql)
+        var didYouMean: String?
+        if let other = SearchMeta.correction(parameters, expansions: result.expansions, total: result.total, vocabulary: result.vocabulary),
+           try await list(other, scope: scope, synonyms: synonyms, sql: sql, countOnly: true).total > result.total {
+            didYouMean = other.text
+        }
+        let highlights = result.expansions.isEmpty ? nil : result.books.map {
+            HighlightDTO(id: $0.id, title: $0.title, author: $0.author, language: $0.language, expansions: result.expansions)
+        }
+        let page = CatalogPageDTO(data: result.books, meta: .init(didYouMean: didYouMean, facets: result.facets, highlights: highlights,
+                                                                  page: parameters.page.page, perPage: parameters.page.perPage,
                                                                   totalCount: result.total, totalPages: parameters.page.totalPages(for: result.total)))
         let entry = CatalogCache.Entry(body: try .json(page), totalCount: result.total, etag: nil)
         keep(entry, key, scope: scope)
         return (entry.body, entry.totalCount)
+    }
+
+    func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> SearchMisses.Cause {
+        let sql = await req.catalogSQL(atLeast: reading.generation.version)
+        let search = CatalogQueries.Search(expansions: try await expansions(parameters.words, synonyms: synonyms, sql: sql).0)
+        func total(_ scope: CatalogScope?, scheduled: Bool = false) async throws -> Int {
+            try await CatalogQueries(sql: sql, scope: scope, includeScheduled: scheduled).count(parameters, search: search)
+        }
+        if !scope.isEmpty, try await total(CatalogScope(country: scope.country)) > 0 { return .hiddenByControls }
+        if try await total(nil) > 0 { return .licensedElsewhere }
+        if try await total(nil, scheduled: true) > 0 { return .notLiveYet }
+        return .notInCatalog
     }
 
     func book(_ id: Int, scope: CatalogScope) async throws -> ByteBuffer? {
@@ -53,23 +82,30 @@ struct SQLCatalogSource: CatalogSource {
         return entry.body
     }
 
-    /// The count, the page and the facets for `parameters`, the search expanded with typo
-    /// alternatives. Searches count and page in one statement; plain lists use the partial
-    /// indexes for the page and skip it past the end.
-    func list(_ parameters: CatalogParameters, scope: CatalogScope, sql: any SQLDatabase) async throws -> (books: [BookDTO], total: Int, facets: FacetsDTO) {
+    /// The count, the page and the facets for `parameters`, the search expanded against the
+    /// vocabulary (`SearchExpansion`). Searches count and page in one statement; plain lists use
+    /// the partial indexes for the page and skip it past the end. `countOnly`: the total alone.
+    func list(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms, sql: any SQLDatabase, countOnly: Bool = false) async throws
+        -> (books: [BookDTO], total: Int, facets: FacetsDTO, expansions: [SearchExpansion], vocabulary: TypoVocabulary) {
         let queries = CatalogQueries(sql: sql, scope: scope)
+        let empty = FacetsDTO(categories: [], ageBands: [])
         if !parameters.words.isEmpty {
-            var lexicon = TypoVocabulary()
-            if parameters.words.contains(where: { $0.count >= SearchText.typoMinLength }) {
-                lexicon = try await req.appServices.catalogCache.lexicon(upTo: reading.maxTermID, on: sql)
-            }
-            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + lexicon.alternatives(for: $0) })
+            let (expansions, vocabulary) = try await expansions(parameters.words, synonyms: synonyms, sql: sql)
+            let search = CatalogQueries.Search(expansions: expansions)
+            if countOnly { return ([], try await queries.count(parameters, search: search), empty, expansions, vocabulary) }
             let result = try await queries.searchPage(parameters, search: search)
-            return (result.books, result.total, try await queries.facets(parameters, search: search))
+            return (result.books, result.total, try await queries.facets(parameters, search: search), expansions, vocabulary)
         }
         let total = try await queries.count(parameters, search: nil)
+        if countOnly { return ([], total, empty, [], TypoVocabulary()) }
         let books = parameters.page.offset < total ? try await queries.page(parameters, search: nil) : []
-        return (books, total, try await queries.facets(parameters, search: nil))
+        return (books, total, try await queries.facets(parameters, search: nil), [], TypoVocabulary())
+    }
+
+    /// The words' expansions against the SQL path's vocabulary (`search_terms`, refreshed).
+    private func expansions(_ words: [String], synonyms: Synonyms, sql: any SQLDatabase) async throws -> ([SearchExpansion], TypoVocabulary) {
+        let vocabulary = try await req.appServices.catalogCache.lexicon(upTo: reading.maxTermID, on: sql)
+        return (words.map { SearchExpansion($0, vocabulary: vocabulary, synonyms: synonyms) }, vocabulary)
     }
 
     /// Only answers no family control narrows are kept (a child's are per child and short-lived).

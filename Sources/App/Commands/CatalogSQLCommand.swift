@@ -21,7 +21,8 @@ struct CatalogSQLCommand: StorytimeCommand {
             var lexicon = TypoVocabulary()
             let rows = try await sql.raw("SELECT term FROM search_terms").all()
             lexicon.insertAll(try rows.map { try $0.decode(column: "term", as: String.self) })
-            let search = CatalogQueries.Search(clauses: parameters.words.map { [$0] + lexicon.alternatives(for: $0) })
+            let synonyms = try await SynonymStore().current(version: -1, on: sql)
+            let search = CatalogQueries.Search(expansions: parameters.words.map { SearchExpansion($0, vocabulary: lexicon, synonyms: synonyms) })
             return inline(queries.searchPageQuery(parameters, search: search), in: sql) + ";"
         }
         context.console.print(text)

@@ -4,7 +4,9 @@ import Foundation
 
 extension CatalogEngine {
     /// The memo's answer for `key` at `version`, computing and keeping it when absent.
-    func memoized(_ key: String, words: [String], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+    /// Kept with each answer: its words' forms and stem tokens under `synonyms`, against which a
+    /// change is checked (`MemoCarry`; a change of synonyms drops the memo).
+    func memoized(_ key: String, words: [String], synonyms: Synonyms, version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
         let known = memo.withLockedValue { $0.version == version ? $0.answers[key]?.answer : nil }
         if let known { return known }
         let answer = compute()
@@ -15,7 +17,7 @@ extension CatalogEngine {
                 memo.answers.removeAll(keepingCapacity: true)
             }
             if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
-            memo.answers[key] = (answer, words)
+            memo.answers[key] = (answer, words, words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) })
         }
         return answer
     }
@@ -31,9 +33,9 @@ extension CatalogEngine {
             }
             var verdicts: [String: Bool] = [:]
             memo.answers = memo.answers.filter { _, entry in
-                !entry.words.isEmpty && !entry.words.contains { word in
+                !entry.words.isEmpty && !zip(entry.words, entry.forms).contains { word, forms in
                     if let known = verdicts[word] { return known }
-                    let verdict = carry.mayMatch(word)
+                    let verdict = carry.mayMatch(word, forms: forms)
                     verdicts[word] = verdict
                     return verdict
                 }

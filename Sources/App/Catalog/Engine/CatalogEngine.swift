@@ -32,7 +32,7 @@ final class CatalogEngine: @unchecked Sendable {
     struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
     let scheduleState = NIOLockedValueBox(ScheduleState())
     struct AnswerMemo {
-        typealias Entry = (answer: CatalogIndex.Answer, words: [String])
+        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]])
         static let limit = 4096
         var version = -1
         var answers: [String: Entry] = [:]
@@ -199,24 +199,67 @@ final class CatalogEngine: @unchecked Sendable {
     /// it (a child's family controls; the caller's country, when some books are licensed only
     /// elsewhere); narrowed answers are computed each time from the sets, not kept. Rights are
     /// evaluated in the scope's country.
-    func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date) -> (body: ByteBuffer, total: Int) {
+    func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date, synonyms: Synonyms = Synonyms()) -> (body: ByteBuffer, total: Int) {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
-        let key = parameters.cacheKey
         return lock.reading {
             // Scheduled books out of the catalog now: kept answers name the schedule state they saw.
             let (offline, stateKey) = offlineBooks(at: micros)
             let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
-            let answer = narrowing.map { index.answer(parameters, scope: $0, offline: offline) }
-                ?? memoized(key + stateKey, words: parameters.words, version: version) { index.answer(parameters, offline: offline) }
+            func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion]) -> CatalogIndex.Answer {
+                narrowing.map { index.answer(parameters, expansions: expansions, scope: $0, offline: offline) }
+                    ?? memoized(parameters.cacheKey + stateKey, words: parameters.words, synonyms: synonyms, version: version) {
+                        index.answer(parameters, expansions: expansions, offline: offline)
+                    }
+            }
+            let expansions = index.expansions(parameters.words, synonyms: synonyms)
+            let answer = solve(parameters, expansions)
+            var didYouMean: String?
+            if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
+               solve(other, index.expansions(other.words, synonyms: synonyms)).total > answer.total {
+                didYouMean = other.text
+            }
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
             index.render(answer.ids, at: micros, in: scope?.country, into: &out)
-            out.append(contentsOf: Array(#"],"meta":{"facets":"#.utf8))
+            out.append(contentsOf: Array(#"],"meta":{"#.utf8))
+            var meta = JSONWriter()
+            if let didYouMean { meta.raw("\"did_you_mean\":"); meta.string(didYouMean); meta.raw(",") }
+            meta.raw("\"facets\":")
+            out.append(contentsOf: meta.bytes)
             out.append(contentsOf: FacetsDTO(answer, categories: index.categories).json)
+            if !expansions.isEmpty {
+                var json = JSONWriter()
+                json.raw(",\"highlights\":")
+                HighlightDTO.json(answer.ids.map { id in
+                    let fields = index.displayFields(id)
+                    return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
+                }, into: &json)
+                out.append(contentsOf: json.bytes)
+            }
             let page = parameters.page
             out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
             return (ByteBuffer(bytes: out), answer.total)
+        }
+    }
+
+    /// Why a search found nothing in `scope` (`SearchMisses`): the same search without the
+    /// child's controls, then in every country, then with scheduled books not yet live.
+    func missCause(_ parameters: CatalogParameters, scope: CatalogScope?, now: Date, synonyms: Synonyms) -> SearchMisses.Cause {
+        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        return lock.reading {
+            let (offline, _) = offlineBooks(at: micros)
+            let expansions = index.expansions(parameters.words, synonyms: synonyms)
+            var counting = parameters
+            counting.page = PageRequest(page: 1, perPage: 1)
+            func total(_ scope: CatalogScope?, _ offline: Bitset?) -> Int {
+                let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+                return index.answer(counting, expansions: expansions, scope: narrowing, offline: offline).total
+            }
+            if let scope, !scope.isEmpty, total(CatalogScope(country: scope.country), offline) > 0 { return .hiddenByControls }
+            if total(nil, offline) > 0 { return .licensedElsewhere }
+            if offline != nil, total(nil, nil) > 0 { return .notLiveYet }
+            return .notInCatalog
         }
     }
 

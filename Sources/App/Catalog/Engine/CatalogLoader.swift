@@ -77,7 +77,7 @@ enum CatalogLoader {
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, rw.territories, b.search_vector, b.live_from, b.live_until
+                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
                    \(unescaped: rights)
              WHERE b.status = 'active'
@@ -86,7 +86,8 @@ enum CatalogLoader {
         return "\(unescaped: query.sql) ORDER BY b.id"
     }
 
-    /// `created_at`, the rights bounds and `search_vector` arrive in PostgreSQL's binary formats
+    /// `created_at`, the rights bounds and the lexemes (`search_vector` with the stem tokens of
+    /// `stem_vector`, which start with `~`) arrive in PostgreSQL's binary formats
     /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
                      ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?)

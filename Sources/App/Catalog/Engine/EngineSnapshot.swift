@@ -105,10 +105,14 @@ enum EngineSnapshot {
         let keys = contents.answers.keys.sorted()
         try writer.int(keys.count)
         for key in keys {
-            let (answer, words) = contents.answers[key]!
+            let (answer, words, forms) = contents.answers[key]!
             try writer.string(key)
             try writer.int(words.count)
-            for word in words { try writer.string(word) }
+            for (word, wordForms) in zip(words, forms) {
+                try writer.string(word)
+                try writer.int(wordForms.count)
+                for form in wordForms { try writer.string(form) }
+            }
             try answer.encode(to: writer)
         }
         try writer.finish()
@@ -152,8 +156,14 @@ enum EngineSnapshot {
                     let key = try reader.string()
                     let wordCount = try reader.int()
                     guard wordCount >= 0 && wordCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
-                    let words = try (0..<wordCount).map { _ in try reader.string() }
-                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words)
+                    var words: [String] = [], forms: [[String]] = []
+                    for _ in 0..<wordCount {
+                        words.append(try reader.string())
+                        let formCount = try reader.int()
+                        guard formCount >= 0 && formCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
+                        forms.append(try (0..<formCount).map { _ in try reader.string() })
+                    }
+                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words, forms)
                 }
                 guard reader.remaining == 8, contents.index.count == header.books else { throw Refusal.damaged("unexpected length") }
                 return (header, contents)

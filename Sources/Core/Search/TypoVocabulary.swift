@@ -6,10 +6,15 @@
 /// the query word — at any position, with no cap — reduced to the shortest ones (a prefix
 /// matches everything its extensions match). Words are compared by Unicode scalar, and the terms
 /// are counted, so a word leaves when the last book using it does.
+///
+/// It also holds the stem tokens of those words (`~en:puppi`, see `WordForms`), apart from the
+/// trie, and the words by their Metaphone code, for a child's spelling (`SearchExpansion`).
 public struct TypoVocabulary: Sendable {
     public static let minTermLength = 4
     private var terms: [[UInt32]] = []
     private var counts: [[UInt32]: Int] = [:]
+    private var stemTokens: [String: Int] = [:]
+    private var sounds: [String: Set<String>] = [:]
 
     public init(_ words: [String] = []) {
         for word in words { insert(word) }
@@ -19,18 +24,61 @@ public struct TypoVocabulary: Sendable {
 
     /// Adds one use of `word` (ignored when shorter than `minTermLength`).
     public mutating func insert(_ word: String) {
+        if word.hasPrefix("~") { stemTokens[word, default: 0] += 1; return }
         let scalars = word.unicodeScalars.map(\.value)
         guard scalars.count >= Self.minTermLength else { return }
         if let n = counts[scalars] { counts[scalars] = n + 1; return }
         counts[scalars] = 1
         terms.insert(scalars, at: lowerBound(scalars))
+        addSound(word)
+    }
+
+    private mutating func addSound(_ word: String) {
+        guard let code = Self.sound(word) else { return }
+        sounds[code, default: []].insert(word)
+    }
+
+    /// The Metaphone code of a word of ASCII letters (nil otherwise: the code would skip letters).
+    public static func sound(_ word: String) -> String? {
+        guard word.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }) else { return nil }
+        let code = Metaphone.code(word)
+        return code.isEmpty ? nil : code
+    }
+
+    /// Whether a book's stem vector holds `token` (`~en:puppi`).
+    public func hasStemToken(_ token: String) -> Bool { stemTokens[token] != nil }
+
+    /// Whether some term starts with `prefix`.
+    public func hasTerm(startingWith prefix: String) -> Bool {
+        let scalars = prefix.unicodeScalars.map(\.value)
+        let i = lowerBound(scalars)
+        return i < terms.count && terms[i].starts(with: scalars)
+    }
+
+    /// The shortest term starting with `prefix` (the first in order among equals).
+    public func shortestTerm(startingWith prefix: String) -> String? {
+        let scalars = prefix.unicodeScalars.map(\.value)
+        var i = lowerBound(scalars), best: [UInt32]?
+        while i < terms.count && terms[i].starts(with: scalars) {
+            if best == nil || terms[i].count < best!.count { best = terms[i] }
+            i += 1
+        }
+        return best.map { String(String.UnicodeScalarView($0.compactMap(Unicode.Scalar.init))) }
+    }
+
+    /// The terms that sound like `word` (its Metaphone code), sorted.
+    public func soundingLike(_ word: String) -> [String] {
+        guard let code = Self.sound(word) else { return [] }
+        return (sounds[code] ?? []).sorted()
     }
 
     /// Builds from many words at once (one sort instead of many inserts).
     public mutating func insertAll(_ words: some Sequence<String>) {
         for word in words {
+            if word.hasPrefix("~") { stemTokens[word, default: 0] += 1; continue }
             let scalars = word.unicodeScalars.map(\.value)
             guard scalars.count >= Self.minTermLength else { continue }
+            if counts[scalars] == nil { addSound(word) }
             counts[scalars, default: 0] += 1
         }
         terms = counts.keys.sorted(by: Self.less)
@@ -38,15 +86,25 @@ public struct TypoVocabulary: Sendable {
 
     /// Removes one use of `word`.
     public mutating func remove(_ word: String) {
+        if word.hasPrefix("~") {
+            if let n = stemTokens[word] { stemTokens[word] = n > 1 ? n - 1 : nil }
+            return
+        }
         let scalars = word.unicodeScalars.map(\.value)
         guard let n = counts[scalars] else { return }
         if n > 1 { counts[scalars] = n - 1; return }
         counts[scalars] = nil
+        if let code = Self.sound(word) {
+            sounds[code]?.remove(word)
+            if sounds[code]?.isEmpty == true { sounds[code] = nil }
+        }
         let index = lowerBound(scalars)
         if index < terms.count && terms[index] == scalars { terms.remove(at: index) }
     }
 
-    public func contains(_ word: String) -> Bool { counts[word.unicodeScalars.map(\.value)] != nil }
+    public func contains(_ word: String) -> Bool {
+        word.hasPrefix("~") ? stemTokens[word] != nil : counts[word.unicodeScalars.map(\.value)] != nil
+    }
 
     /// The shortest prefixes of terms that are one edit from `word` (for words of at least
     /// `SearchText.typoMinLength` letters), without those `word` itself already covers.
@@ -141,10 +199,13 @@ public struct TypoVocabulary: Sendable {
 
 extension TypoVocabulary {
     /// The terms in order with their use counts (the catalog engine's snapshot).
+    /// Stem tokens follow the terms in the same arrays.
     public func encode(to writer: SnapshotWriter) throws {
-        try writer.array(terms.map { UInt32($0.count) })
-        try writer.array(terms.flatMap { $0 })
-        try writer.array(terms.map { counts[$0] ?? 0 })
+        let tokens = stemTokens.keys.sorted().map { ($0.unicodeScalars.map(\.value), stemTokens[$0]!) }
+        let all = terms.map { ($0, counts[$0] ?? 0) } + tokens
+        try writer.array(all.map { UInt32($0.0.count) })
+        try writer.array(all.flatMap { $0.0 })
+        try writer.array(all.map { $0.1 })
     }
 
     public init(snapshot reader: inout SnapshotReader) throws {
@@ -159,8 +220,13 @@ extension TypoVocabulary {
         for (length, n) in zip(lengths, uses) {
             let term = Array(scalars[start..<start + Int(length)])
             start += Int(length)
+            if term.first == 126 {   // "~": a stem token
+                stemTokens[String(String.UnicodeScalarView(term.compactMap(Unicode.Scalar.init)))] = n
+                continue
+            }
             terms.append(term)
             counts[term] = n
+            addSound(String(String.UnicodeScalarView(term.compactMap(Unicode.Scalar.init))))
         }
     }
 }

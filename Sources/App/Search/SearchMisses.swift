@@ -1,0 +1,107 @@
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// Searches that found nothing, counted for staff (console → Searches that found nothing) by
+/// normalised query, country, week and cause — never a parent or child id. To show only queries
+/// several families ran, each miss also stores a family key: the first 8 bytes of
+/// HMAC-SHA256(SESSION_SECRET, week + account id), which differs every week and cannot be turned
+/// back into an account without the secret. Rows older than `retentionWeeks` are deleted.
+///
+/// Misses are gathered in memory and written every few seconds by each instance, in one
+/// statement per table (a search never waits for the write).
+final class SearchMisses: Sendable {
+    enum Cause: String, Sendable, CaseIterable {
+        case notInCatalog = "not_in_catalog", licensedElsewhere = "licensed_elsewhere"
+        case notLiveYet = "not_live_yet", hiddenByControls = "hidden_by_controls"
+    }
+
+    struct Miss: Sendable, Hashable {
+        let query: String
+        let country: String
+        let week: Date
+        let cause: Cause
+    }
+
+    static let retentionWeeks = 26
+    static let flushInterval: Duration = .seconds(5)
+    /// Beyond this many distinct misses waiting, new ones are dropped until the next write.
+    static let maxPending = 10_000
+
+    private let pending = NIOLockedValueBox<(counts: [Miss: Int], families: Set<[UInt8]>, keys: [[UInt8]: Miss])>(([:], [], [:]))
+
+    /// Counts one search of `words` that found nothing.
+    func record(words: [String], country: String?, cause: Cause, account: Int?, secret: String, now: Date = Date()) {
+        let query = words.joined(separator: " ")
+        guard !query.isEmpty else { return }
+        let week = Self.week(of: now)
+        let miss = Miss(query: String(query.prefix(200)), country: country ?? "", week: week, cause: cause)
+        let family = account.map { Self.familyKey(account: $0, week: week, secret: secret) }
+        pending.withLockedValue { state in
+            guard state.counts[miss] != nil || state.counts.count < Self.maxPending else { return }
+            state.counts[miss, default: 0] += 1
+            if let family {
+                let key = family + Array(miss.query.utf8)
+                if state.families.insert(key).inserted { state.keys[key] = miss }
+            }
+        }
+    }
+
+    /// The Monday (UTC) starting the week of `date`.
+    static func week(of date: Date) -> Date {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar.dateInterval(of: .weekOfYear, for: date)!.start
+    }
+
+    static func familyKey(account: Int, week: Date, secret: String) -> [UInt8] {
+        let message = Data("\(Int(week.timeIntervalSince1970)):\(account)".utf8)
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))).prefix(8).map { $0 }
+    }
+
+    /// Writes what was gathered (then forgets it); old weeks are deleted on the way.
+    func flush(on sql: any SQLDatabase) async throws {
+        let (counts, keys) = pending.withLockedValue { state in
+            defer { state = ([:], [], [:]) }
+            return (state.counts, state.keys)
+        }
+        guard !counts.isEmpty else { return }
+        let misses = Array(counts.keys)
+        try await sql.raw("""
+            INSERT INTO search_misses (query, country, week, cause, searches)
+            SELECT * FROM unnest(\(bind: misses.map(\.query))::text[], \(bind: misses.map(\.country))::text[],
+                                 \(bind: misses.map(\.week))::timestamptz[]::date[], \(bind: misses.map(\.cause.rawValue))::text[],
+                                 \(bind: misses.map { counts[$0]! })::bigint[])
+            ON CONFLICT (query, country, week, cause) DO UPDATE SET searches = search_misses.searches + excluded.searches
+            """).run()
+        if !keys.isEmpty {
+            let entries = Array(keys)
+            try await sql.raw("""
+                INSERT INTO search_miss_families (query, week, family)
+                SELECT * FROM unnest(\(bind: entries.map(\.value.query))::text[], \(bind: entries.map(\.value.week))::timestamptz[]::date[],
+                                     \(bind: entries.map { Data($0.key.prefix(8)) })::bytea[])
+                ON CONFLICT DO NOTHING
+                """).run()
+        }
+        try await sql.raw("DELETE FROM search_misses WHERE week < current_date - \(bind: Self.retentionWeeks * 7)::int").run()
+        try await sql.raw("DELETE FROM search_miss_families WHERE week < current_date - \(bind: Self.retentionWeeks * 7)::int").run()
+    }
+}
+
+/// Writes each instance's gathered misses every few seconds (not in tests, which flush themselves).
+struct SearchMissesStarter: LifecycleHandler {
+    func didBootAsync(_ app: Application) async throws {
+        guard app.environment != .testing else { return }
+        let misses = app.appServices.searchMisses, sql = app.db as! any SQLDatabase, logger = app.logger
+        Task.detached {
+            while true {
+                try? await Task.sleep(for: SearchMisses.flushInterval)
+                do { try await misses.flush(on: sql) } catch {
+                    logger.warning("writing searches that found nothing failed", metadata: ["error": .string(String(describing: error))])
+                }
+            }
+        }
+    }
+}

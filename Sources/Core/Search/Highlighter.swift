@@ -1,0 +1,60 @@
+/// Where a result's title or author matched the query: ranges in UTF-16 code units of the text as
+/// stored (what JavaScript strings, NSString and Android index by), each with the kind of match.
+/// Offsets, not markup, so every client renders them safely.
+public struct Highlight: Sendable, Equatable {
+    public let start: Int
+    public let length: Int
+    public let kind: SearchExpansion.Kind
+}
+
+public enum Highlighter {
+    /// Better first: a word matched several ways reports the best.
+    static let rank: [SearchExpansion.Kind: Int] = [.exact: 0, .prefix: 1, .stem: 2, .synonym: 3, .typo: 4, .phonetic: 5]
+
+    /// The words of `text` (runs of letters and digits, as the query splits them) that one of
+    /// the expansions matches; stem tokens are compared in the book's `language`.
+    public static func ranges(in text: String, language: String, expansions: [SearchExpansion]) -> [Highlight] {
+        guard !expansions.isEmpty else { return [] }
+        var result: [Highlight] = []
+        var offset = 0, start = 0, word = ""
+        func finish() {
+            if !word.isEmpty, let kind = best(word, language: language, expansions) {
+                result.append(Highlight(start: start, length: offset - start, kind: kind))
+            }
+            word = ""
+        }
+        for character in text {
+            let width = character.utf16.count
+            if character.isLetter || character.isNumber {
+                if word.isEmpty { start = offset }
+                word.append(character)
+            } else {
+                finish()
+            }
+            offset += width
+        }
+        finish()
+        return result
+    }
+
+    static func best(_ token: String, language: String, _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
+        let folded = SearchText.fold(token)
+        var stemToken: String??
+        var found: SearchExpansion.Kind?
+        func consider(_ kind: SearchExpansion.Kind) {
+            if found == nil || rank[kind]! < rank[found!]! { found = kind }
+        }
+        for expansion in expansions {
+            if folded == expansion.word { consider(.exact); continue }
+            for alternative in expansion.alternatives {
+                if alternative.isStem {
+                    if stemToken == nil { stemToken = .some(WordForms.token(folded, language: language)) }
+                    if stemToken! == alternative.text { consider(alternative.kind) }
+                } else if alternative.prefix ? folded.hasPrefix(alternative.text) : folded == alternative.text {
+                    consider(alternative.kind)
+                }
+            }
+        }
+        return found
+    }
+}

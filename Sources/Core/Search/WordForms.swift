@@ -1,0 +1,77 @@
+import CStemmer
+import Foundation
+
+/// Word forms: Snowball stems per catalog language and the irregular English plurals Snowball
+/// cannot know. A book's title and author words are stemmed in the book's language by PostgreSQL
+/// (`books.stem_vector`, the same Snowball algorithms, migration 0027); a query word is stemmed
+/// here in every language, so "puppies" finds an English "Puppy" and "chevaux" a French "Cheval".
+public enum WordForms {
+    /// Catalog language → Snowball algorithm (PostgreSQL's `<name>_stem` dictionary).
+    public static let languages: [(code: String, algorithm: String)] = [
+        ("en", "english"), ("fr", "french"), ("es", "spanish"), ("de", "german"),
+        ("it", "italian"), ("pt", "portuguese"), ("nl", "dutch"),
+    ]
+
+    /// The stem token a book's stem vector holds for `word` in `language`: `~en:puppi`. The `~`
+    /// keeps stems apart from words (a query word is letters and digits only).
+    public static func token(_ word: String, language: String) -> String? {
+        guard let stem = stem(word, language: language) else { return nil }
+        return "~" + language + ":" + stem
+    }
+
+    /// `word` (folded) stemmed by `language`'s Snowball stemmer; nil for a language without one.
+    public static func stem(_ word: String, language: String) -> String? {
+        guard let stemmer = stemmers[language] else { return nil }
+        return stemmer.stem(word)
+    }
+
+    /// The other forms of an irregular English noun (`mice` → `mouse`, `mouse` → `mice`).
+    public static func irregular(_ word: String) -> [String] {
+        guard let group = irregularGroups[word] else { return [] }
+        return group.filter { $0 != word }
+    }
+
+    /// Plurals Snowball's English stemmer leaves apart, both directions (a small list shipped with
+    /// the project: children's books are full of mice, geese and sheep).
+    static let irregularList: [[String]] = [
+        ["mouse", "mice"], ["goose", "geese"], ["child", "children"], ["foot", "feet"], ["tooth", "teeth"],
+        ["man", "men"], ["woman", "women"], ["person", "people"], ["ox", "oxen"], ["louse", "lice"],
+        ["wolf", "wolves"], ["leaf", "leaves"], ["knife", "knives"], ["wife", "wives"], ["life", "lives"],
+        ["elf", "elves"], ["calf", "calves"], ["half", "halves"], ["loaf", "loaves"], ["thief", "thieves"],
+        ["shelf", "shelves"], ["scarf", "scarves"], ["cactus", "cacti"], ["fungus", "fungi"],
+        ["octopus", "octopuses", "octopi"], ["die", "dice"], ["fish", "fishes"], ["sheep"], ["deer"],
+        ["moose"], ["dwarf", "dwarves"], ["hoof", "hooves"], ["potato", "potatoes"], ["tomato", "tomatoes"],
+        ["hero", "heroes"], ["volcano", "volcanoes"], ["mosquito", "mosquitoes"], ["echo", "echoes"],
+    ]
+
+    static let irregularGroups: [String: [String]] = {
+        var groups: [String: [String]] = [:]
+        for group in irregularList where group.count > 1 { for word in group { groups[word] = group } }
+        return groups
+    }()
+
+    private static let stemmers: [String: Stemmer] = Dictionary(uniqueKeysWithValues: languages.compactMap { language in
+        Stemmer(algorithm: language.algorithm).map { (language.code, $0) }
+    })
+
+    /// One Snowball stemmer; libstemmer's are not thread-safe, so each is used under a lock.
+    private final class Stemmer: @unchecked Sendable {
+        private let stemmer: OpaquePointer
+        private let lock = NSLock()
+
+        init?(algorithm: String) {
+            guard let stemmer = sb_stemmer_new(algorithm, "UTF_8") else { return nil }
+            self.stemmer = stemmer
+        }
+
+        deinit { sb_stemmer_delete(stemmer) }
+
+        func stem(_ word: String) -> String {
+            let bytes = Array(word.utf8)
+            lock.lock(); defer { lock.unlock() }
+            guard let out = bytes.withUnsafeBufferPointer({ sb_stemmer_stem(stemmer, $0.baseAddress, Int32($0.count)) }) else { return word }
+            let length = Int(sb_stemmer_length(stemmer))
+            return String(decoding: UnsafeBufferPointer(start: out, count: length), as: UTF8.self)
+        }
+    }
+}
