@@ -68,6 +68,10 @@ assert devices, "no device listed"
 call("list_categories", 200, parent)
 page = call("list_books", 200, parent, per_page=30)
 books = page.data
+searched = call("list_books", 200, parent, q=books[0].title.split()[0])
+assert searched.meta.highlights and searched.meta.highlights[0].id == searched.data[0].id, "a search without highlights"
+suggested = call("suggest_books", 200, parent, q=books[0].title.split()[0][:4])
+assert suggested.data and all(s.kind.value in ("word", "title") for s in suggested.data), "no suggestion for a title's first letters"
 assert len(books) >= 10 and page.meta.total_count >= len(books), "the catalog is empty"
 with_publisher = [b for b in books if not isinstance(b.publisher, Unset) and b.publisher is not None]
 without_publisher = [b for b in books if b.publisher is None]

@@ -211,4 +211,38 @@ struct SearchTests {
         let nextWeek = SearchMisses.familyKey(account: parents[0].id, week: SearchMisses.week(of: Date().addingTimeInterval(7 * 86400)), secret: app.settings.sessionSecret)
         #expect(key.count == 8 && key != nextWeek)
     }
+
+    @Test("suggestions: words then titles, scoped to the caller's country and a child's controls, the same from engine and SQL", .app(engine: true))
+    func suggestions() async throws {
+        let app = try app()
+        try await Self.book(app, "Moonlight Meadow")
+        try await Self.book(app, "Moonbeam Magic")
+        try await Self.book(app, "The Moon and Me")
+        let hidden = try await Self.book(app, "Moonstruck Monsters")
+        let french = try await app.makeBook("Moonwalk Madness", rights: .none)
+        try await TerritoryTests.window(app, book: french, start: "-1 day", end: nil, territories: ["FR"])
+        try await app.appServices.catalogEngine.build(on: app.db)
+        let parent = try await app.makeParent(country: "US")
+        let child = parent.children[0]
+        _ = try await app.send(.PUT, "/api/v1/children/\(child)/controls", token: parent.token, json: #"{"blocked_books": [\#(hidden)]}"#)
+        func suggest(_ q: String, child: Int? = nil) async throws -> [String] {
+            let path = "/api/v1/catalog/suggest?q=" + QueryEncoding.encode(q) + (child.map { "&child_id=\($0)" } ?? "")
+            let (sql, engine) = try await CatalogEngineTests.both(app, path, token: parent.token)
+            #expect(sql.status == .ok && engine.status == .ok, "\(q): \(engine.body.string)")
+            #expect(sql.body.string == engine.body.string, "\(q)\nSQL:    \(sql.body.string)\nengine: \(engine.body.string)")
+            return try engine.dataArray.map { "\($0["kind"]!):\($0["text"]!)" }
+        }
+        let all = try await suggest("moo")
+        #expect(all.prefix(4) == ["word:moon", "word:moonbeam", "word:moonlight", "word:moonstruck"])
+        #expect(all.count == 8 && !all.contains { $0.contains("Moonwalk") || $0.contains("moonwalk") })   // licensed in France only
+        let asChild = try await suggest("moo", child: child)
+        #expect(!asChild.contains { $0.lowercased().contains("moonstruck") || $0.contains("Monsters") })
+        #expect(asChild.filter { $0.hasPrefix("title:") }.count == 3)
+        // Earlier words narrow the completions and lead them; two letters complete titles only.
+        #expect(try await suggest("magic moo") == ["word:magic moonbeam", "title:Moonbeam Magic"])
+        #expect(try await suggest("mo").allSatisfy { $0.hasPrefix("title:") })
+        let missing = try await app.get("/api/v1/catalog/suggest", token: parent.token)
+        #expect(missing.status == .badRequest)
+        #expect(try missing.json["field"] as? String == "q")
+    }
 }

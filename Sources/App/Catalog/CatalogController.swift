@@ -10,6 +10,19 @@ struct CatalogController: RouteCollection {
         let authed = catalog.grouped(ParentAuthMiddleware(childDevices: true))
         authed.get("books", use: books)
         authed.get("books", ":id", use: book)
+        authed.get("suggest", use: suggest)
+    }
+
+    /// `q` (required, as the catalog's): up to eight completions, words then titles.
+    @Sendable
+    func suggest(req: Request) throws -> EventLoopFuture<Response> {
+        let query = QueryParameters(query: req.url.query)
+        guard (try? query.value("q")) != nil else { throw Problem.invalidParameter("q", "q is required: the text typed so far.") }
+        let words = try CatalogParameters(query).words
+        guard !words.isEmpty else { throw Problem.invalidParameter("q", "q has no letters or digits to complete.") }
+        return req.catalog.suggest(words, child: try Self.childID(query, req: req)).flatMapThrowing { list in
+            Response.json(try .json(ItemDTO(data: list)))
+        }
     }
 
     @Sendable

@@ -28,6 +28,11 @@ struct CatalogService {
                       })
     }
 
+    /// As-you-type completions (`/catalog/suggest`).
+    func suggest(_ words: [String], child: Int?) -> EventLoopFuture<[SuggestionDTO]> {
+        answer(child: child, now: { $0.suggest(words, scope: $1, synonyms: $2) }, later: { try await $0.suggest(words, scope: $1, synonyms: $2) })
+    }
+
     /// One book, or nil when it is not in the caller's (or the child's) catalog.
     func book(_ id: Int, child: Int?) -> EventLoopFuture<ByteBuffer?> {
         answer(child: child, now: { source, scope, _ in source.book(id, scope: scope) }, later: { source, scope, _ in try await source.book(id, scope: scope) })

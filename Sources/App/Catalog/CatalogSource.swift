@@ -9,6 +9,8 @@ protocol CatalogSource: Sendable {
     /// A list page in the catalog envelope (`data`, `meta` with facets, and for a search its
     /// highlights and any correction) and its total.
     func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> (body: ByteBuffer, total: Int)
+    /// As-you-type completions of `words` in `scope`.
+    func suggest(_ words: [String], scope: CatalogScope, synonyms: Synonyms) async throws -> [SuggestionDTO]
     /// Why a search found nothing in `scope`.
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> SearchMisses.Cause
     /// One book as `{"data": …}`, or nil when it is not in this scope's catalog.
@@ -22,6 +24,10 @@ struct EngineCatalogSource: CatalogSource {
 
     func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> (body: ByteBuffer, total: Int) {
         engine.page(parameters, scope: scope, now: Date(), synonyms: synonyms)
+    }
+
+    func suggest(_ words: [String], scope: CatalogScope, synonyms: Synonyms) -> [SuggestionDTO] {
+        engine.suggest(words, scope: scope, now: Date(), synonyms: synonyms)
     }
 
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> SearchMisses.Cause {

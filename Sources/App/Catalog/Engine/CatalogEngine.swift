@@ -243,6 +243,11 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
+    /// `body` with the index and the scheduled books out of the catalog at `micros`, under the read lock.
+    func reading<T>(at micros: Int64, _ body: (CatalogIndex, Bitset?) -> T) -> T {
+        lock.reading { body(index, offlineBooks(at: micros).0) }
+    }
+
     /// Why a search found nothing in `scope` (`SearchMisses`): the same search without the
     /// child's controls, then in every country, then with scheduled books not yet live.
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope?, now: Date, synonyms: Synonyms) -> SearchMisses.Cause {
