@@ -70,10 +70,21 @@ console_login() {
 
 # mixed_paths: the realistic mix's ~6,000 distinct paths for $db, into $work/paths.txt (bench/mixed_paths.py).
 mixed_paths() {
-    scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms ORDER BY id" > "$work/words.txt"
+    scripts/db.sh psql -d "$db" -tAc "SELECT term FROM search_terms WHERE term NOT LIKE '~%' ORDER BY id" > "$work/words.txt"
     scripts/db.sh psql -d "$db" -tAc "SELECT slug FROM categories" > "$work/slugs.txt"
     scripts/db.sh psql -d "$db" -tAc "SELECT id FROM books WHERE status = 'active' ORDER BY random() LIMIT 3000" > "$work/ids.txt"
     python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/paths.txt"
+    SUGGEST=1 python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/suggest.txt"
+}
+
+# As-you-type suggestions (/catalog/suggest, ~2,000 distinct prefixes of 1-8 letters, a fifth
+# after a first word), warm, one row.
+suggest_mix() {
+    PATHS="$work/suggest.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
+    PATHS="$work/suggest.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+    read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+    echo "| $n | suggest, as-you-type (warm) | $r | $p50 | $p99 | $bad | | |" >> "$results"
+    printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s\n' "$n" "suggest, as-you-type" "$r" "$p50" "$p99" "$bad"
 }
 
 # wrk output → socket errors (connect + read + write + timeout)
@@ -89,4 +100,11 @@ parse_wrk() {
       /Requests\/sec/ { rps=$2 } $1=="50%" { p50=ms($2) } $1=="99%" { p99=ms($2) }
       /Non-2xx/ { bad=$NF }
       END { printf "%.0f %.2f %.2f %s\n", rps, p50, p99, (bad==""?0:bad) }' "$1"
+}
+
+# The judged query set (bench/relevance/judged.tsv): nDCG@10 and recall@10 per kind of query,
+# over the demo's classics (English, French, Spanish).
+relevance_set() {
+    echo "relevance of the judged set at $n books:" | tee -a "$results"
+    python3 bench/relevance/judged.py score "$base" "$token" | tee -a "$results"
 }

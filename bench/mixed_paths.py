@@ -1,7 +1,10 @@
 """Writes ~6,000 distinct parent-app paths drawn from the seeded catalog's own words: as-you-type
 prefixes of 3-8 letters (a tenth with one typo, a fifth two words), category and/or age browsing
 on pages 1-3, detail of active books and categories.
+With SUGGEST=1: ~2,000 as-you-type /catalog/suggest paths instead (1-8 letters, a fifth after a
+first word).
 Usage: mixed_paths.py WORDS_FILE SLUGS_FILE BOOK_IDS_FILE OUT."""
+import os
 import random
 import sys
 import urllib.parse
@@ -36,7 +39,13 @@ def typed():
 
 
 paths = set()
-while len(paths) < 6000:
+while os.environ.get("SUGGEST") and len(paths) < 2000:
+    word = rng.choice(words)
+    text = word[: rng.randint(1, max(1, min(8, len(word))))]
+    if rng.random() < 0.2:
+        text = rng.choice(words) + " " + text
+    paths.add("/api/v1/catalog/suggest?" + urllib.parse.urlencode({"q": text}))
+while not os.environ.get("SUGGEST") and len(paths) < 6000:
     r = rng.random()
     if r < 0.55:
         q = typed() + (" " + typed() if rng.random() < 0.2 else "")

@@ -68,6 +68,20 @@ for n in $sizes; do
         kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
         continue
     fi
+    if [ "${BENCH_ONLY:-}" = search ]; then
+        mixed_paths
+        # Warm: one run to fill the engine's answers, then the mix and the suggestions measured.
+        for _ in 1 2; do
+            PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+        done
+        read -r unscoped p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        echo "| $n | mixed, 0 writes/s (warm) | $unscoped | $p50 | $p99 | $bad | | |" >> "$results"
+        printf '%-8s %-28s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s\n' "$n" "mixed, 0 writes/s (warm)" "$unscoped" "$p50" "$p99" "$bad"
+        suggest_mix
+        relevance_set
+        kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+        continue
+    fi
     if [ "${BENCH_ONLY:-}" = deploy ]; then
         mixed_paths
         # Warm: one run to fill the engine's answers, then the one measured.
@@ -153,6 +167,8 @@ for n in $sizes; do
         unscoped=$r
         [ "$writes" = 0 ] && warm_mix=$r
     done
+    suggest_mix
+    relevance_set
     compression_mix
     child_device_mix "$unscoped"
     child_mix

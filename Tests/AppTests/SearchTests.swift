@@ -245,4 +245,49 @@ struct SearchTests {
         #expect(missing.status == .badRequest)
         #expect(try missing.json["field"] as? String == "q")
     }
+
+    @Test("console: an editor saves a synonym on one instance, the other's API finds it at once; a one-word rule is refused beside the field; audited")
+    func consoleSynonyms() async throws {
+        try await withTwoApps(engine: true) { a, b in
+            let parent = try await a.makeParent()
+            try await Self.book(a, "The Rabbit Race")
+            try await a.appServices.catalogEngine.build(on: a.db)
+            try await b.appServices.catalogEngine.build(on: b.db)
+            #expect(try await b.get("/api/v1/catalog/books?q=bunny", token: parent.token).meta["total_count"] == 0)
+            let console = try await a.console(role: .editor)
+            let refused = try await console.post("/admin/synonyms", [("words", "bunny"), ("one_way", "")])
+            #expect(refused.status == .unprocessableEntity || refused.status == .ok)
+            #expect(refused.html.contains("Enter two or more different words"))
+            #expect(try await a.count("SELECT count(*) AS n FROM search_synonyms") == 0)
+            let saved = try await console.post("/admin/synonyms", [("words", "Bunny,  RABBIT , hare")])
+            #expect(saved.status == .seeOther)
+            #expect(try await a.sql.raw("SELECT words FROM search_synonyms").first()!.decode(column: "words", as: String.self) == "bunny, rabbit, hare")
+            #expect(try await b.get("/api/v1/catalog/books?q=bunny", token: parent.token).meta["total_count"] == 1)
+            #expect(try await a.count("SELECT count(*) AS n FROM audit_log WHERE table_name = 'search_synonyms' AND action = 'create'") == 1)
+        }
+    }
+
+    @Test("console report: searches that found nothing per cause, only queries three families ran, each with add-a-synonym filled in")
+    func missesReport() async throws {
+        try await withApp { app in
+            try await app.sql.raw("""
+                INSERT INTO search_misses (query, country, week, cause, searches) VALUES
+                    ('zebra', 'US', date_trunc('week', now())::date, 'not_in_catalog', 7), ('zebra', 'FR', date_trunc('week', now())::date, 'not_in_catalog', 2),
+                    ('yak', 'US', date_trunc('week', now())::date, 'not_in_catalog', 40), ('gruffalo', 'US', date_trunc('week', now())::date, 'hidden_by_controls', 3)
+                """).run()
+            try await app.sql.raw("""
+                INSERT INTO search_miss_families (query, week, family) SELECT q, date_trunc('week', now())::date, decode(md5(q || n), 'hex')
+                  FROM (VALUES ('zebra', 3), ('yak', 2), ('gruffalo', 3)) AS v(q, k), generate_series(1, k) AS n
+                """).run()
+            let console = try await app.console(role: .viewer)
+            let page = try await console.get("/admin/reports/searches")
+            #expect(page.status == .ok)
+            #expect(page.html.contains("<td>zebra</td><td>9</td><td>3</td><td>FR US</td>") && page.html.contains("<td>gruffalo</td>"))
+            #expect(!page.html.contains("yak"))   // two families only
+            #expect(page.html.contains("/admin/synonyms/new?words=zebra%2C%20"))
+            let editor = try await app.console(role: .editor)
+            let form = try await editor.get("/admin/synonyms/new?words=zebra%2C%20")
+            #expect(form.status == .ok && form.html.contains("value=\"zebra, \""))
+        }
+    }
 }

@@ -12,6 +12,7 @@ enum AdminPath {
     static let logout = path("logout")
     static let audit = path("audit")
     static let playsReport = path("reports", "plays")
+    static let searchMissesReport = path("reports", "searches")
     static let outbox = path("outbox")
     static let rightsCalendar = path("rights", "calendar")
     static let bookImport = path("books", "import")

@@ -13,6 +13,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
         try signedIn.register(collection: PlaysReportController())
+        try signedIn.register(collection: SearchMissesController())
         try signedIn.register(collection: OutboxController())
         try signedIn.register(collection: RightsCalendarController())
         try signedIn.register(collection: BatchJobController())

@@ -94,7 +94,7 @@ struct DemoSeeder: Sendable {
         try await sql.raw("""
             WITH w AS (
                 SELECT \(bind: words.classics.map { $0[0] })::text[] AS ctitle, \(bind: words.classics.map { $0[1] })::text[] AS cauthor,
-                       \(bind: words.classics.map { $0[2] })::text[] AS cdesc,
+                       \(bind: words.classics.map { $0[2] })::text[] AS cdesc, \(bind: words.classics.map { $0.count > 3 ? $0[3] : "en" })::text[] AS clang,
                        \(bind: words.adjectives)::text[] AS adj, \(bind: words.nouns)::text[] AS noun,
                        \(bind: words.places)::text[] AS place, \(bind: words.verbs)::text[] AS verb,
                        \(bind: words.themes)::text[] AS theme, \(bind: words.names)::text[] AS name,
@@ -130,7 +130,7 @@ struct DemoSeeder: Sendable {
                                  || w.middle[1 + h13 % cardinality(w.middle)] || '. ' || w.ending[1 + h14 % cardinality(w.ending)] END,
                        h10 % 9,
                        least(18, h10 % 9 + 1 + h11 % 5),
-                       CASE WHEN g <= cardinality(w.ctitle) THEN (CASE WHEN w.ctitle[g] LIKE 'Le %' THEN 'fr' ELSE 'en' END)
+                       CASE WHEN g <= cardinality(w.ctitle) THEN w.clang[g]
                             ELSE w.lang[1 + h12 % cardinality(w.lang)] END,
                        'https://covers.storytime.example/books/' || g || '.jpg',
                        CASE WHEN h13 % 20 = 0 AND g > cardinality(w.ctitle) THEN NULL ELSE w.pubs[1 + h13 % cardinality(w.pubs)] END,

@@ -21,6 +21,7 @@ struct LayoutView: Encodable {
         let script = AdminPath.script
         let audit = AdminPath.audit
         let playsReport = AdminPath.playsReport
+        let searchMissesReport = AdminPath.searchMissesReport
         let rightsCalendar = AdminPath.rightsCalendar
         let bookImport = AdminPath.bookImport
         let books = AdminPath.list(AdminResource.books.slug)
@@ -38,6 +39,7 @@ struct LayoutView: Encodable {
         let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
             + resources.filter { !$0.access.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
             + [("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
+               ("Searches that found nothing", AdminPath.searchMissesReport, "searches"),
                ("Audit log", AdminPath.audit, "audit")]
             + resources.filter(\.access.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
             + (user?.isAdmin == true ? [("Outbox", AdminPath.outbox, "outbox")] : [])

@@ -7,7 +7,10 @@ extension ResourceController {
         guard resource.access.allowCreate else { throw Abort(.notFound) }
         let store = try await store(req)
         var raw: [String: String] = [:]
-        for field in resource.form.fields { raw[field.name] = field.defaultValue ?? "" }
+        // As Django's admin does, `?field=value` starts a field with a value (a link from a report).
+        for field in resource.form.fields {
+            raw[field.name] = (try? req.query.get(String.self, at: field.name)).map { String($0.prefix(1000)) } ?? field.defaultValue ?? ""
+        }
         return try await renderForm(req, store, values: FormValues(raw: raw, lists: [:]), errors: [:], id: nil)
     }
 
