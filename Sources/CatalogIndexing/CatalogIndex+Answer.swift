@@ -58,9 +58,23 @@ extension CatalogIndex {
         return WordSets(count: expansions.count, width: width, buffer: storage)
     }
 
-    /// The expansions of the query's words against this index's vocabulary.
+    /// The expansions of the query's words against this index's vocabulary, each with its
+    /// sound-alikes when nothing else it could match is in an active book.
     public func expansions(_ words: [String], synonyms: Synonyms) -> [SearchExpansion] {
-        words.map { SearchExpansion($0, vocabulary: typos, synonyms: synonyms) }
+        words.map { word in
+            let expansion = SearchExpansion(word, vocabulary: typos, synonyms: synonyms)
+            return expansion.sounds.isEmpty || findsSome(expansion) ? expansion : expansion.withSounds()
+        }
+    }
+
+    /// Whether some active book holds one of the expansion's alternatives.
+    func findsSome(_ expansion: SearchExpansion) -> Bool {
+        let sets = wordSets([expansion])
+        return sets.buffer.withUnsafeBufferPointer { buffer in
+            active.words.withUnsafeBufferPointer { active in
+                (0..<min(active.count, sets.width)).contains { active[$0] & buffer[sets.offset(0, .any) + $0] != 0 }
+            }
+        }
     }
 
     /// ORs in every lexeme starting with `prefix` (one range of the sorted lexemes).

@@ -1,6 +1,8 @@
 /// The API's models under short names: each is the generated type of the OpenAPI document's schema.
 public typealias Book = Components.Schemas.Book
 public typealias BookPage = Components.Schemas.BookPage
+public typealias Suggestion = Components.Schemas.Suggestion
+public typealias SearchHighlight = Components.Schemas.SearchHighlight
 public typealias Category = Components.Schemas.Category
 public typealias Child = Components.Schemas.Child
 public typealias Device = Components.Schemas.Device

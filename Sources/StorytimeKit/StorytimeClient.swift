@@ -64,6 +64,11 @@ public final class StorytimeClient: Sendable {
         }
     }
 
+    /// As-you-type completions of `text` (words, then titles), scoped like the catalog.
+    public func suggestions(_ text: String, childID: Int? = nil) async throws -> [Suggestion] {
+        try await authorized { try await $0.suggestBooks(query: .init(q: text, childId: childID)).ok.body.json.data }
+    }
+
     /// The page the catalog screen's filter asks for.
     public func books(_ filter: CatalogFilterState) async throws -> BookPage {
         try await books(q: filter.searchText, age: filter.age, category: filter.categorySlug,

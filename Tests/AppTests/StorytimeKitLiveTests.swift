@@ -87,6 +87,9 @@ struct StorytimeKitLiveTests {
 
             let found = try await client.books(q: "owl", age: 3, category: "bedtime", sort: .relevance, page: 1, perPage: 10)
             #expect(found.data.map(\.id) == [owl] && found.meta.totalCount == 1)
+            #expect(found.meta.highlights?.first?.id == owl && found.meta.highlights?.first?.title.first?.match == .exact)
+            let suggested = try await client.suggestions("owl")
+            #expect(suggested.contains { $0.kind == .word && $0.text == "owl" } && suggested.contains { $0.kind == .title && $0.bookId == owl })
             #expect(try await client.book(id: owl).durationSeconds == 330)
             await #expect(throws: StorytimeError.notFound(detail: "No such book.")) { try await client.book(id: 999_999) }
             #expect(try await client.categories().map(\.slug).contains("bedtime"))

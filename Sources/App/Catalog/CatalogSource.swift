@@ -108,10 +108,20 @@ struct SQLCatalogSource: CatalogSource {
         return (books, total, try await queries.facets(parameters, search: nil), [], TypoVocabulary())
     }
 
-    /// The words' expansions against the SQL path's vocabulary (`search_terms`, refreshed).
+    /// The words' expansions against the SQL path's vocabulary (`search_terms`, refreshed); the
+    /// words with sound-alikes are checked in one statement: they get them when nothing else
+    /// they could match is in an active book (the engine's rule).
     private func expansions(_ words: [String], synonyms: Synonyms, sql: any SQLDatabase) async throws -> ([SearchExpansion], TypoVocabulary) {
         let vocabulary = try await req.appServices.catalogCache.lexicon(upTo: reading.maxTermID, on: sql)
-        return (words.map { SearchExpansion($0, vocabulary: vocabulary, synonyms: synonyms) }, vocabulary)
+        var expansions = words.map { SearchExpansion($0, vocabulary: vocabulary, synonyms: synonyms) }
+        let checked = expansions.indices.filter { !expansions[$0].sounds.isEmpty }
+        if !checked.isEmpty {
+            let probes = checked.map { "EXISTS (SELECT 1 FROM books b WHERE b.status = 'active' AND \(CatalogQueries.Search(expansions: [expansions[$0]]).any))" as SQLQueryString }
+            let row = try await sql.raw("SELECT ARRAY[\(probes.joined(separator: ", "))] AS found").first()
+            let found = try row?.decode(column: "found", as: [Bool].self) ?? []
+            for (i, index) in checked.enumerated() where i < found.count && !found[i] { expansions[index] = expansions[index].withSounds() }
+        }
+        return (expansions, vocabulary)
     }
 
     /// Only answers no family control narrows are kept (a child's are per child and short-lived).

@@ -6,8 +6,9 @@
 ///   of the word and of those forms in each catalog language that some title or author holds
 ///   (`puppies` → `~en:puppi`, matched in `books.stem_vector`);
 /// - **typo** (level 1): prefixes of title/author words one edit away (5+ letters);
-/// - **sound** (level 0): only when none of the above finds a title or author word — words of
-///   5+ letters with the same Metaphone code (`elefunt` → `elephant`).
+/// - **sound** (level 0): only when none of the above is in any active book (`withSounds()`, each
+///   search path checks its own catalog) — title/author words of 5+ letters with the same
+///   Metaphone code (`elefunt` → `elephant`).
 public struct SearchExpansion: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case exact, prefix, stem, synonym, typo, phonetic
@@ -24,7 +25,9 @@ public struct SearchExpansion: Sendable, Equatable {
     }
 
     public let word: String
-    public let alternatives: [Alternative]
+    public private(set) var alternatives: [Alternative]
+    /// Sound-alike words, used only when the other alternatives find nothing (`withSounds()`).
+    public let sounds: [String]
 
     public static let soundMinLength = 5
 
@@ -38,22 +41,26 @@ public struct SearchExpansion: Sendable, Equatable {
         let irregular = WordForms.irregular(word), related = synonyms.of(word)
         for form in irregular { add(form, level: 2, kind: .stem) }
         for form in related { add(form, level: 2, kind: .synonym) }
-        var stems = 0
         for (form, kind) in [(word, Kind.stem)] + irregular.map({ ($0, Kind.stem) }) + related.map({ ($0, Kind.synonym) }) {
             for language in WordForms.languages {
                 guard let token = WordForms.token(form, language: language.code), vocabulary.hasStemToken(token) else { continue }
-                stems += 1
                 add(token, level: 2, kind: kind)
             }
         }
         let typos = vocabulary.alternatives(for: word)
         // (`forms(of:)` lists the same forms and stem tokens, unfiltered.)
         for typo in typos { add(typo, prefix: true, level: 1, kind: .typo) }
-        if word.count >= Self.soundMinLength, irregular.isEmpty, related.isEmpty, stems == 0, typos.isEmpty,
-           !vocabulary.hasTerm(startingWith: word) {
-            for sound in vocabulary.soundingLike(word) where sound.count >= Self.soundMinLength { add(sound, level: 0, kind: .phonetic) }
-        }
         alternatives = result
+        sounds = word.count >= Self.soundMinLength
+            ? vocabulary.soundingLike(word).filter { $0.count >= Self.soundMinLength && !seen.contains($0) } : []
+    }
+
+    /// This expansion with its sound-alikes as level-0 alternatives: for a word whose other
+    /// alternatives are in no active book.
+    public func withSounds() -> SearchExpansion {
+        var copy = self
+        copy.alternatives += sounds.map { Alternative(text: $0, prefix: false, level: 0, kind: .phonetic) }
+        return copy
     }
 
     /// "Did you mean": each word that finds no title or author word itself (nor a form of one)
