@@ -49,7 +49,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     work=$(mktemp -d); results=$work/results.md; server=
     trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
     . bench/lib.bash
-    db=st_bench_$n; url=$(scripts/db.sh url "$db")
+    db=$(bench_db "$n"); url=$(scripts/db.sh url "$db")
     http=$((30000 + RANDOM % 10000))
     DATABASE_URL=$url $app serve --env production --hostname 127.0.0.1 --port $http > "$work/server.log" 2>&1 &
     server=$!

@@ -1,10 +1,14 @@
 # Shared by bench/run.sh and bench/soak.sh (sourced after $app, $work and JWT/SESSION secrets are set).
 
-# prepare_db N: the bench database of N books (seeded once, migrated every time), a parent with
-# two children, a library of 60 books and 10,000 plays, a viewer; sets db, url, child, sibling, bulk_ids.
+# bench_db N: the bench database's name — per size and version of the demo seed.
+bench_db() { echo "st_bench_${1}_$(sha1sum seeds/demo.json | cut -c1-8)"; }
+
+# prepare_db N: the bench database of N books (seeded once per version of seeds/demo.json,
+# migrated every time), a parent with two children, a library of 60 books and 10,000 plays, a
+# viewer; sets db, url, child, sibling, bulk_ids.
 prepare_db() {
     local n=$1
-    db=st_bench_$n
+    db=$(bench_db "$n")
     url=$(scripts/db.sh url "$db")
     have=$(scripts/db.sh psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'")
     books=0

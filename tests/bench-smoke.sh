@@ -18,4 +18,4 @@ fi
 if ! echo "$out" | grep -E 'cold start at 200 books, snapshot: .* loaded in [0-9.]+ s' >/dev/null; then
     echo "bench smoke: the cold start did not load the engine snapshot" >&2; exit 1
 fi
-scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS st_bench_200 WITH (FORCE)" >/dev/null
+scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS st_bench_200_$(sha1sum seeds/demo.json | cut -c1-8) WITH (FORCE)" >/dev/null

@@ -67,14 +67,32 @@ extension CatalogIndex {
         }
     }
 
-    /// Whether some active book holds one of the expansion's alternatives.
+    /// Whether some active book holds one of the expansion's alternatives — without a set: the
+    /// index holds active books only, and typo alternatives and stem tokens come from its own
+    /// counted vocabulary, so each is in some book; a prefix or a whole word is looked up.
     func findsSome(_ expansion: SearchExpansion) -> Bool {
-        let sets = wordSets([expansion])
-        return sets.buffer.withUnsafeBufferPointer { buffer in
-            active.words.withUnsafeBufferPointer { active in
-                (0..<min(active.count, sets.width)).contains { active[$0] & buffer[sets.offset(0, .any) + $0] != 0 }
+        for alternative in expansion.alternatives {
+            switch alternative.kind {
+            case .typo: return true
+            case .stem where alternative.isStem, .synonym where alternative.isStem: return true
+            default:
+                if alternative.prefix {
+                    let prefix = Array(alternative.text.utf8)
+                    var a = 0, b = sortedLexemes.count
+                    while a < b {
+                        let m = (a + b) / 2
+                        if lexemeBytes[Int(sortedLexemes[m])].lexicographicallyPrecedes(prefix) { a = m + 1 } else { b = m }
+                    }
+                    while a < sortedLexemes.count, lexemeBytes[Int(sortedLexemes[a])].starts(with: prefix) {
+                        if lexemes[Int(sortedLexemes[a])].count > 0 { return true }
+                        a += 1
+                    }
+                } else if let lexeme = lexemeID(alternative.text), lexemes[Int(lexeme)].count > 0 {
+                    return true
+                }
             }
         }
+        return false
     }
 
     /// ORs in every lexeme starting with `prefix` (one range of the sorted lexemes).

@@ -25,10 +25,17 @@ struct SuggestionDTO: Content, Equatable {
 extension CatalogEngine {
     func suggest(_ words: [String], scope: CatalogScope?, now: Date, synonyms: Synonyms) -> [SuggestionDTO] {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
-        return reading(at: micros) { index, offline in
-            let found = index.suggest(index.expansions(words, synonyms: synonyms), scope: scope.flatMap { index.narrows($0) ? $0 : nil },
-                                      offline: offline, words: SuggestRules.maxWords, titles: SuggestRules.maxSuggestions)
-            return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0).title) }, before: Array(words.dropLast()))
+        return reading(at: micros) { index, offline, stateKey, version in
+            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            func compute() -> [SuggestionDTO] {
+                let expansions = searchMemoized(\.expansions, words.joined(separator: " "), version: version, synonyms: synonyms) {
+                    index.expansions(words, synonyms: synonyms)
+                }
+                let found = index.suggest(expansions, scope: narrowing, offline: offline, words: SuggestRules.maxWords, titles: SuggestRules.maxSuggestions)
+                return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0).title) }, before: Array(words.dropLast()))
+            }
+            // Kept per version when no scope narrows the catalog (as the catalog's answers are).
+            return narrowing == nil ? searchMemoized(\.suggestions, words.joined(separator: " ") + stateKey, version: version, synonyms: synonyms, compute) : compute()
         }
     }
 }

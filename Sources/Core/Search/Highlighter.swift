@@ -15,10 +15,12 @@ public enum Highlighter {
     /// the expansions matches; stem tokens are compared in the book's `language`.
     public static func ranges(in text: String, language: String, expansions: [SearchExpansion]) -> [Highlight] {
         guard !expansions.isEmpty else { return [] }
+        // Stemming a word of the text is needed only when some alternative is a stem in its language.
+        let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
         var result: [Highlight] = []
         var offset = 0, start = 0, word = ""
         func finish() {
-            if !word.isEmpty, let kind = best(word, language: language, expansions) {
+            if !word.isEmpty, let kind = best(word, language: language, stemmed: stemmed, expansions) {
                 result.append(Highlight(start: start, length: offset - start, kind: kind))
             }
             word = ""
@@ -37,8 +39,10 @@ public enum Highlighter {
         return result
     }
 
-    static func best(_ token: String, language: String, _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
-        let folded = SearchText.fold(token)
+    static func best(_ token: String, language: String, stemmed: Bool, _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
+        // ASCII words fold by lower-casing (no Foundation call); others as query words fold.
+        let folded = token.utf8.allSatisfy { $0 < 0x80 } ? String(decoding: token.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+            : SearchText.fold(token)
         var stemToken: String??
         var found: SearchExpansion.Kind?
         func consider(_ kind: SearchExpansion.Kind) {
@@ -48,6 +52,7 @@ public enum Highlighter {
             if folded == expansion.word { consider(.exact); continue }
             for alternative in expansion.alternatives {
                 if alternative.isStem {
+                    guard stemmed else { continue }
                     if stemToken == nil { stemToken = .some(WordForms.token(folded, language: language)) }
                     if stemToken! == alternative.text { consider(alternative.kind) }
                 } else if alternative.prefix ? folded.hasPrefix(alternative.text) : folded == alternative.text {

@@ -28,6 +28,7 @@ final class CatalogEngine: @unchecked Sendable {
     /// the index, never on the clock; rights availability is rendered per request). Popular
     /// searches — many parents typing the same first letters — cost one computation per version.
     let memo = NIOLockedValueBox(AnswerMemo())
+    let searchMemo = NIOLockedValueBox(SearchMemo())
     /// The scheduled books out of the catalog, valid from..<until for one index state.
     struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
     let scheduleState = NIOLockedValueBox(ScheduleState())
@@ -211,41 +212,51 @@ final class CatalogEngine: @unchecked Sendable {
                         index.answer(parameters, expansions: expansions, offline: offline)
                     }
             }
-            let expansions = index.expansions(parameters.words, synonyms: synonyms)
-            let answer = solve(parameters, expansions)
-            var didYouMean: String?
-            if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
-               solve(other, index.expansions(other.words, synonyms: synonyms)).total > answer.total {
-                didYouMean = other.text
+            let expansions = searchMemoized(\.expansions, parameters.words.joined(separator: " "), version: version, synonyms: synonyms) {
+                index.expansions(parameters.words, synonyms: synonyms)
             }
+            let answer = solve(parameters, expansions)
+            // did_you_mean and highlights: kept with the answer when no scope narrows it.
+            func searchMeta() -> [UInt8] {
+                var meta = JSONWriter()
+                guard !expansions.isEmpty else { return [] }
+                if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
+                   solve(other, index.expansions(other.words, synonyms: synonyms)).total > answer.total {
+                    meta.raw("\"did_you_mean\":"); meta.string(other.text ?? ""); meta.raw(",")
+                }
+                meta.raw("\u{1}")   // where the facets go
+                meta.raw(",\"highlights\":")
+                HighlightDTO.json(answer.ids.map { id in
+                    let fields = index.displayFields(id)
+                    return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
+                }, into: &meta)
+                return meta.bytes
+            }
+            let meta = narrowing == nil
+                ? searchMemoized(\.meta, parameters.cacheKey + stateKey, version: version, synonyms: synonyms, searchMeta) : searchMeta()
+            let split = meta.firstIndex(of: 1) ?? meta.startIndex
             var out: [UInt8] = []
             out.reserveCapacity(1024 + answer.ids.count * 600)
             out.append(contentsOf: Array(#"{"data":["#.utf8))
             index.render(answer.ids, at: micros, in: scope?.country, into: &out)
             out.append(contentsOf: Array(#"],"meta":{"#.utf8))
-            var meta = JSONWriter()
-            if let didYouMean { meta.raw("\"did_you_mean\":"); meta.string(didYouMean); meta.raw(",") }
-            meta.raw("\"facets\":")
-            out.append(contentsOf: meta.bytes)
+            out.append(contentsOf: meta[..<split])
+            out.append(contentsOf: Array(#""facets":"#.utf8))
             out.append(contentsOf: FacetsDTO(answer, categories: index.categories).json)
-            if !expansions.isEmpty {
-                var json = JSONWriter()
-                json.raw(",\"highlights\":")
-                HighlightDTO.json(answer.ids.map { id in
-                    let fields = index.displayFields(id)
-                    return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
-                }, into: &json)
-                out.append(contentsOf: json.bytes)
-            }
+            if split < meta.endIndex { out.append(contentsOf: meta[(split + 1)...]) }
             let page = parameters.page
             out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
             return (ByteBuffer(bytes: out), answer.total)
         }
     }
 
-    /// `body` with the index and the scheduled books out of the catalog at `micros`, under the read lock.
-    func reading<T>(at micros: Int64, _ body: (CatalogIndex, Bitset?) -> T) -> T {
-        lock.reading { body(index, offlineBooks(at: micros).0) }
+    /// `body` with the index, the scheduled books out of the catalog at `micros` (and the key
+    /// naming that state) and the index's version, under the read lock.
+    func reading<T>(at micros: Int64, _ body: (CatalogIndex, Bitset?, String, Int) -> T) -> T {
+        lock.reading {
+            let (offline, stateKey) = offlineBooks(at: micros)
+            return body(index, offline, stateKey, version)
+        }
     }
 
     /// Why a search found nothing in `scope` (`SearchMisses`): the same search without the
