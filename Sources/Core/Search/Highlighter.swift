@@ -48,14 +48,15 @@ public enum Highlighter {
         func consider(_ kind: SearchExpansion.Kind) {
             if found == nil || rank[kind]! < rank[found!]! { found = kind }
         }
+        let bytes = folded.utf8
         for expansion in expansions {
-            if folded == expansion.word { consider(.exact); continue }
+            if bytes.elementsEqual(expansion.word.utf8) { consider(.exact); continue }
             for alternative in expansion.alternatives {
                 if alternative.isStem {
                     guard stemmed else { continue }
                     if stemToken == nil { stemToken = .some(WordForms.token(folded, language: language)) }
                     if stemToken! == alternative.text { consider(alternative.kind) }
-                } else if alternative.prefix ? folded.hasPrefix(alternative.text) : folded == alternative.text {
+                } else if alternative.prefix ? bytes.starts(with: alternative.text.utf8) : bytes.elementsEqual(alternative.text.utf8) {
                     consider(alternative.kind)
                 }
             }
