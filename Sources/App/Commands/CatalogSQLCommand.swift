@@ -45,6 +45,10 @@ struct CatalogSQLCommand: StorytimeCommand {
             switch bind {
             case let value as Int: literal = String(value)
             case let value as Bool: literal = value ? "true" : "false"
+            // A colon becomes \x3a: pgbench reads ":name" as its own variable (stem tokens are "~en:owl").
+            case let value as String where value.contains(":"):
+                literal = "E'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+                    .replacingOccurrences(of: ":", with: "\\x3a") + "'"
             case let value as String: literal = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
             default: literal = "'" + String(describing: bind).replacingOccurrences(of: "'", with: "''") + "'"
             }

@@ -25,13 +25,13 @@ extension CatalogEngine {
     /// Moves the memo from `from` to `to` (under the index's write lock), keeping the answers the
     /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
     func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
-        memo.withLockedValue { memo in
+        var verdicts: [String: Bool] = [:]
+        let kept: Set<String>? = memo.withLockedValue { memo in
             guard memo.version == from, let carry else {
                 memo.answers.removeAll(keepingCapacity: true)
                 memo.version = to
-                return
+                return nil
             }
-            var verdicts: [String: Bool] = [:]
             memo.answers = memo.answers.filter { _, entry in
                 !entry.words.isEmpty && !zip(entry.words, entry.forms).contains { word, forms in
                     if let known = verdicts[word] { return known }
@@ -40,6 +40,29 @@ extension CatalogEngine {
                     return verdict
                 }
             }
+            memo.version = to
+            return Set(memo.answers.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys)
+        }
+        carrySearchMemo(from: from, to: to, carry, verdicts: verdicts, keptAnswers: kept)
+    }
+
+    /// The search memo follows the answers: a word's expansion stays when the change cannot match
+    /// it, a page's highlights when its answer stayed (and offered no correction, which depends on
+    /// another answer); suggestions are computed again.
+    private func carrySearchMemo(from: Int, to: Int, _ carry: MemoCarry?, verdicts: [String: Bool], keptAnswers: Set<String>?) {
+        searchMemo.withLockedValue { memo in
+            guard memo.version == from, let carry, let keptAnswers else {
+                memo = SearchMemo(version: to, synonyms: memo.synonyms)
+                return
+            }
+            let synonyms = memo.synonyms
+            memo.expansions = memo.expansions.filter { key, _ in
+                !key.split(separator: " ").contains { word in
+                    verdicts[String(word)] ?? carry.mayMatch(String(word), forms: SearchExpansion.forms(of: String(word), synonyms: synonyms))
+                }
+            }
+            memo.meta = memo.meta.filter { keptAnswers.contains($0.key) }
+            memo.suggestions.removeAll(keepingCapacity: true)
             memo.version = to
         }
     }
