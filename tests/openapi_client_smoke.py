@@ -67,7 +67,8 @@ assert devices, "no device listed"
 # The catalog.
 call("list_categories", 200, parent)
 page = call("list_books", 200, parent, per_page=30)
-books = page.data
+# Books whose rights are available now first: a library add of any other is (rightly) a 422.
+books = sorted(page.data, key=lambda b: not b.rights_available)
 searched = call("list_books", 200, parent, q=books[0].title.split()[0])
 assert searched.meta.highlights and searched.meta.highlights[0].id == searched.data[0].id, "a search without highlights"
 suggested = call("suggest_books", 200, parent, q=books[0].title.split()[0][:4])

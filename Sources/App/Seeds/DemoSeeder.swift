@@ -48,7 +48,7 @@ struct DemoSeeder: Sendable {
                 progress("  books \(done)/\(books) (\(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
             }
             try await sql.raw("SELECT setval(pg_get_serial_sequence('books', 'id'), \(bind: books))").run()
-            try await seedRights(on: sql)
+            try await seedRights(classics: words.classics.count, on: sql)
             try await seedAccounts(words: words, staffHash: staffHash, parentHash: parentHash, on: sql)
             try await sql.raw("COMMIT").run()
         } catch {
@@ -157,30 +157,31 @@ struct DemoSeeder: Sendable {
                    timestamptz '2024-01-01 00:00:00+00' + i.id * interval '1 minute'
               FROM inserted i
              CROSS JOIN LATERAL (SELECT (hashint8extended(i.id, 30) & 2147483647)::int AS v) hv
-             CROSS JOIN LATERAL (SELECT CASE WHEN v % 100 < 80 OR i.id <= 8 THEN 'ready' WHEN v % 100 < 88 THEN 'processing'
+             CROSS JOIN LATERAL (SELECT CASE WHEN v % 100 < 80 OR i.id <= \(bind: words.classics.count) THEN 'ready' WHEN v % 100 < 88 THEN 'processing'
                                              WHEN v % 100 < 95 THEN 'pending' ELSE 'failed' END AS status) s
-             WHERE i.id <= 8 OR v % 33 <> 0
+             WHERE i.id <= \(bind: words.classics.count) OR v % 33 <> 0
             """).run()
     }
 
-    /// Active, upcoming, expired and soon-ending windows, placed around the reference day.
-    private func seedRights(on sql: any SQLDatabase) async throws {
+    /// Active, upcoming, expired and soon-ending windows, placed around the reference day; the
+    /// classics (the first books) always have open rights.
+    private func seedRights(classics: Int, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
             WITH r AS (
                 SELECT b.id, (hashint8extended(b.id, 40) & 2147483647)::int AS v, \(referenceDay) AS ref FROM books b
             )
             INSERT INTO rights_windows (book_id, starts_at, ends_at)
             SELECT id, ref + (1 + v % 60) * interval '1 day', ref + (366 + v % 60) * interval '1 day'
-              FROM r WHERE v % 20 = 0 AND id > 8
+              FROM r WHERE v % 20 = 0 AND id > \(bind: classics)
             UNION ALL
             SELECT id, ref - 400 * interval '1 day', ref - (1 + v % 60) * interval '1 day'
-              FROM r WHERE v % 20 IN (1, 2) AND id > 8
+              FROM r WHERE v % 20 IN (1, 2) AND id > \(bind: classics)
             UNION ALL
             SELECT id, ref - (1 + v % 300) * interval '1 day', ref + (1 + v % 30) * interval '1 day'
-              FROM r WHERE v % 20 = 3 AND id > 8
+              FROM r WHERE v % 20 = 3 AND id > \(bind: classics)
             UNION ALL
             SELECT id, ref - (1 + v % 700) * interval '1 day', NULL
-              FROM r WHERE v % 20 NOT IN (0, 1, 3) OR id <= 8
+              FROM r WHERE v % 20 NOT IN (0, 1, 3) OR id <= \(bind: classics)
             ORDER BY 1, 2
             """).run()
     }
