@@ -36,4 +36,12 @@ SQL
 start_app .build/e2e-server.log
 
 STORYTIME_URL="http://127.0.0.1:$port" python3 -m unittest -v tests/e2e/test_console.py
+
+# The video pipeline as a newcomer meets it: `App video simulate` signs an event with the
+# development secret and sends it; the running app applies it (docs/video-and-covers.md).
+book=$(scripts/db.sh psql -d $db -tAc "SELECT id FROM books WHERE title = 'E2E Calendar'")
+$app video simulate --book "$book" --event ready --duration 120 --captions en,fr --url "http://127.0.0.1:$port" | tee /dev/stderr | grep -q ": applied$"
+asset=$(scripts/db.sh psql -d $db -tAc "SELECT status || ' ' || duration_seconds || ' ' || array_to_string(captions, ',') FROM video_assets WHERE book_id = $book")
+[ "$asset" = "ready 120 en,fr" ] || { echo "video simulate: expected 'ready 120 en,fr', found '$asset'" >&2; exit 1; }
+echo "video simulate: the signed event made the asset ready"
 scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null

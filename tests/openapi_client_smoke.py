@@ -92,6 +92,8 @@ call("add_to_library", 201, parent, child_id=ada, body=m.AddToLibraryBody(book_i
 entries = call("list_library", 200, parent, child_id=ada).data
 assert {e.id for e in entries} >= {books[0].id, books[1].id} and all(e.added_at for e in entries), "the library does not list what was added"
 call("record_play", 201, parent, child_id=ada, book_id=books[0].id, body=m.RecordPlayBody(position_seconds=60, completed=False))
+grant = call("create_playback_grant", 201, parent, child_id=ada, book_id=books[0].id).data
+assert grant.token.count(".") == 2 and grant.expires_because.value == "max_lifetime" and grant.url.endswith(".m3u8"), grant
 now = datetime.datetime.now(datetime.timezone.utc)
 offline = [m.OfflinePlay(client_id=f"offline-{i}", book_id=books[0].id, position_seconds=30 * i, completed=False,
                          played_at=now - datetime.timedelta(minutes=30 - i)) for i in range(3)]

@@ -59,6 +59,14 @@ struct Settings: Sendable {
     /// (`RATE_LIMIT_REQUESTS`, `RATE_LIMIT_WINDOW_SECONDS`; 0 requests: no limit).
     var rateLimitRequests = 1200
     var rateLimitWindow = 60
+    /// The HMAC key of playback grants (`PLAYBACK_SIGNING_KEY`, ≥ 32 bytes): the video CDN checks
+    /// a grant's token with it. Development: generated.
+    var playbackSigningKey = Settings.randomSecret()
+    /// Where grants send players (`PLAYBACK_BASE_URL`): a grant's `url` is `<base>/<asset id>.m3u8`.
+    var playbackBaseURL = "http://localhost:8080/media"
+    /// The shared secret of the video pipeline's signed events (`VIDEO_WEBHOOK_SECRET`, Standard
+    /// Webhooks: `whsec_` + base64 of ≥ 24 bytes, or any text of ≥ 32 bytes). Development: generated.
+    var videoWebhookSecret = "whsec_" + Settings.randomSecret()
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -80,10 +88,10 @@ struct Settings: Sendable {
         return text
     }
 
-    private static func baseURL(_ text: String?) throws -> String {
-        guard let text, !text.isEmpty else { return "http://localhost:8080" }
+    private static func baseURL(_ text: String?, name: String = "PUBLIC_BASE_URL", default fallback: String = "http://localhost:8080") throws -> String {
+        guard let text, !text.isEmpty else { return fallback }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-            throw Invalid.invalid("PUBLIC_BASE_URL must be an http(s) URL such as https://storytime.example")
+            throw Invalid.invalid("\(name) must be an http(s) URL such as https://storytime.example")
         }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
@@ -109,15 +117,18 @@ struct Settings: Sendable {
     static func load(environment: Environment, values: [String: String] = ProcessInfo.processInfo.environment,
                      directory: String = FileManager.default.currentDirectoryPath) throws -> Settings {
         var values = values
-        let secretNames = ["JWT_SECRET", "SESSION_SECRET"]
+        let secretNames = ["JWT_SECRET", "SESSION_SECRET", "PLAYBACK_SIGNING_KEY", "VIDEO_WEBHOOK_SECRET"]
         if environment != .production, secretNames.contains(where: { (values[$0] ?? "").isEmpty }) {
             let generated = try developmentSecrets(path: directory + "/" + secretsFile, names: secretNames)
             for (key, value) in generated where (values[key] ?? "").isEmpty { values[key] = value }
         }
         let missing = (["DATABASE_URL"] + secretNames).filter { (values[$0] ?? "").isEmpty }
         guard missing.isEmpty else { throw Invalid.missing(missing) }
-        for name in secretNames where values[name]!.utf8.count < 32 {
+        for name in secretNames.dropLast() where values[name]!.utf8.count < 32 {
             throw Invalid.invalid("\(name) must be at least 32 bytes long")
+        }
+        guard WebhookSignature.key(secret: values["VIDEO_WEBHOOK_SECRET"]!) != nil else {
+            throw Invalid.invalid("VIDEO_WEBHOOK_SECRET must be whsec_ followed by base64 of at least 24 bytes, or at least 32 bytes of text")
         }
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
             guard let text = values[name], !text.isEmpty else { return value }
@@ -157,7 +168,10 @@ struct Settings: Sendable {
             mailRetrySeconds: Double(try integer("MAIL_RETRY_SECONDS", default: 30, range: 1...3600)),
             corsOrigins: try CORSOrigins(setting: values["CORS_ORIGINS"] ?? ""),
             rateLimitRequests: try integer("RATE_LIMIT_REQUESTS", default: 1200, range: 0...1_000_000),
-            rateLimitWindow: try integer("RATE_LIMIT_WINDOW_SECONDS", default: 60, range: 1...86_400)
+            rateLimitWindow: try integer("RATE_LIMIT_WINDOW_SECONDS", default: 60, range: 1...86_400),
+            playbackSigningKey: values["PLAYBACK_SIGNING_KEY"]!,
+            playbackBaseURL: try baseURL(values["PLAYBACK_BASE_URL"], name: "PLAYBACK_BASE_URL", default: "\(try baseURL(values["PUBLIC_BASE_URL"]))/media"),
+            videoWebhookSecret: values["VIDEO_WEBHOOK_SECRET"]!
         )
     }
 
@@ -171,7 +185,7 @@ struct Settings: Sendable {
         }
         let absent = names.filter { known[$0] == nil }
         if !absent.isEmpty {
-            for name in absent { known[name] = randomSecret() }
+            for name in absent { known[name] = (name == "VIDEO_WEBHOOK_SECRET" ? "whsec_" : "") + randomSecret() }
             let url = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let body = known.keys.sorted().map { "\($0)=\(known[$0]!)" }.joined(separator: "\n") + "\n"

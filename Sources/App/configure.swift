@@ -31,6 +31,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     }
 
     await app.jwt.keys.add(hmac: HMACKey(from: settings.jwtSecret), digestAlgorithm: .sha256)
+    app.playbackKeys = await PlaybackKeys.make(secret: settings.playbackSigningKey)
     app.passwords.use(.bcrypt(cost: settings.bcryptCost))
 
     // The contract's layout: templates/ and public/ (Vapor's defaults are Resources/Views/ and Public/).
@@ -84,6 +85,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.asyncCommands.use(CatalogSQLCommand(), as: "catalog-sql")
     app.asyncCommands.use(PlaysCommand(), as: "plays")
     app.asyncCommands.use(EngineCommand(), as: "engine")
+    app.asyncCommands.use(VideoCommand(), as: "video")
 }
 
 extension Application {

@@ -5,6 +5,7 @@ func routes(_ app: Application) throws {
     try app.register(collection: HealthController())
     try app.register(collection: MetricsController())
     try app.register(collection: AccountLinkPages())
+    try app.register(collection: VideoWebhookController())
     let api = app.grouped("api", "v1")
 
     // Anyone, or a route that authenticates parents itself (sign-in, the catalog's public parts).
@@ -28,6 +29,7 @@ func routes(_ app: Application) throws {
     let childFeatures: [any ChildRouteCollection] = [
         ChildrenRoutes(), LibraryController(), LibraryTransferController(), HistoryController(),
         InsightsController(), ControlsController(), ChildDevicesRoutes(), BookRequestsController(), ChildExportController(),
+        PlaybackController(),
     ]
     for feature in childFeatures { try feature.boot(child: childRoutes) }
 

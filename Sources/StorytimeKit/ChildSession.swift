@@ -66,6 +66,13 @@ public final class ChildSession: Sendable {
         }
     }
 
+    /// Permission to start a book's video now, as the tablet asks before it plays.
+    public func playbackGrant(bookID: Int) async throws -> PlaybackGrant {
+        try await authorized { [childID] in
+            try await $0.createPlaybackGrant(path: .init(childId: childID, bookId: bookID)).created.body.json.data
+        }
+    }
+
     /// Asks a parent for a book of the catalog (asking again for a pending one returns it).
     @discardableResult
     public func ask(bookID: Int) async throws -> BookRequest {

@@ -10,6 +10,7 @@ public typealias ChildRemoval = Components.Schemas.ChildRemoval
 public typealias LibraryEntry = Components.Schemas.LibraryEntry
 public typealias LibraryPage = Components.Schemas.LibraryPage
 public typealias Play = Components.Schemas.Play
+public typealias PlaybackGrant = Components.Schemas.PlaybackGrant
 public typealias HistoryItem = Components.Schemas.HistoryItem
 public typealias HistoryPage = Components.Schemas.HistoryPage
 public typealias ContinueItem = Components.Schemas.ContinueItem

@@ -163,6 +163,14 @@ public final class StorytimeClient: Sendable {
         }
     }
 
+    /// Permission to start a book's video now (a signed grant for the video CDN), or the play's
+    /// refusal (`bedtime`, `time_limit_reached`, `blocked_by_controls`; `asset_not_ready`).
+    public func playbackGrant(childID: Int, bookID: Int) async throws -> PlaybackGrant {
+        try await authorized {
+            try await $0.createPlaybackGrant(path: .init(childId: childID, bookId: bookID)).created.body.json.data
+        }
+    }
+
     /// Copies an entry to another of the parent's children.
     @discardableResult
     public func copyEntry(childID: Int, bookID: Int, to target: Int, preserveProgress: Bool = false) async throws -> LibraryEntry {

@@ -64,6 +64,8 @@ struct StorytimeKitLiveTests {
             #expect(try await tablet.library().data.map(\.id) == [young])
             #expect(try await tablet.recordPlay(bookID: young, positionSeconds: 60).positionSeconds == 60)
             #expect(try await tablet.today().minutesUsed == 1)
+            let grant = try await tablet.playbackGrant(bookID: young)
+            #expect(grant.expiresBecause == .maxLifetime && grant.token.split(separator: ".").count == 3)
             await #expect(throws: StorytimeError.forbidden(code: "wrong_pin", detail: "The PIN is wrong; 4 more tries before it is locked for 15 minutes.", retryAfter: nil)) {
                 try await tablet.unlock(pin: "0000")
             }
@@ -117,6 +119,7 @@ struct StorytimeKitLiveTests {
                                                    playedAt: Date(timeIntervalSince1970: 1_790_000_000))
             #expect(play.positionSeconds == 120)
             try await client.recordPlay(childID: ada, bookID: owl, positionSeconds: 200)
+            #expect(try await client.playbackGrant(childID: ada, bookID: owl).url.hasSuffix(".m3u8"))
             #expect(try await client.library(childID: ada, sort: .recentlyWatched).data.map(\.id) == [owl])
             let history = try await client.history(childID: ada, bookID: owl, timeZone: "Europe/Paris", page: 1, perPage: 10)
             #expect(history.meta.totalCount == 2 && history.data.first?.positionSeconds == 200)

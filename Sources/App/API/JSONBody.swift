@@ -84,9 +84,13 @@ struct JSONBody: Sendable {
         guard let buffer = request.body.data, buffer.readableBytes > 0 else {
             throw Problem.invalidBody("The request needs a JSON body.")
         }
-        let data = Data(buffer.readableBytesView)
-        // RFC 8259 exactly (Foundation's parser also takes trailing commas, comments, NaN, …).
-        guard StrictJSON.isValid(buffer.readableBytesView) else {
+        try self.init(json: Data(buffer.readableBytesView))
+    }
+
+    /// A JSON document's top-level object; RFC 8259 exactly (Foundation's parser also takes
+    /// trailing commas, comments, NaN, …).
+    init(json data: Data) throws {
+        guard StrictJSON.isValid(data) else {
             throw Problem.invalidBody("The request body is not valid JSON (RFC 8259).")
         }
         fields = try? JSONDecoder().decode([String: Value].self, from: data)

@@ -19,6 +19,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: BatchJobController())
         try signedIn.register(collection: BookImportController())
         try signedIn.register(collection: PasswordController())
+        try signedIn.register(collection: VideoReplayController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))
         }

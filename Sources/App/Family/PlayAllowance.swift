@@ -42,25 +42,26 @@ enum PlayAllowance {
     /// `controls` are the child's as the request found them (`req.child`); the minutes used are
     /// read under the lock, on the transaction's connection (a second one from the pool while
     /// holding the child's lock would let concurrent plays exhaust the pool and wait on each other).
-    static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase) async throws {
+    /// Returns the seconds watched today when today has a daily limit (nil: no limit today).
+    @discardableResult
+    static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase, now: Date = Date()) async throws -> Int? {
         let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
             || !controls.blockedCategories.isEmpty
         let schedule = controls.schedule
-        guard hasBlocks || schedule.limitsAnything else { return }
-        let now = Date()
+        guard hasBlocks || schedule.limitsAnything else { return nil }
         let day = controls.clock.day(containing: now)
         let row = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: child) AND book_id = \(bind: book)) AS present,
                    \(bind: hasBlocks) AND storytime_blocked_for_child(\(bind: child), \(bind: book)) AS blocked
             """).first()
-        guard try row?.decode(column: "present", as: Bool.self) == true else { return }
+        guard try row?.decode(column: "present", as: Bool.self) == true else { return nil }
         if try row?.decode(column: "blocked", as: Bool.self) == true {
             throw Problem(status: .forbidden, code: "blocked_by_controls", detail: "This book is blocked by the child's family controls.")
         }
         let todays = schedule.limits(weekday: controls.clock.weekday(ofDayStarting: day.start))
         let used = todays.dailySeconds == nil ? 0 : try await secondsWatched(child: child, in: day, on: sql)
         switch decision(controls, now: now, usedToday: used) {
-        case .allowed: return
+        case .allowed: return todays.dailySeconds == nil ? nil : used
         case .bedtime(let until):
             throw Problem(status: .forbidden, code: "bedtime", detail: "It is bedtime; plays are allowed again at \(Self.stamp(until)).",
                           headers: retryAfter(until, now: now))

@@ -90,6 +90,8 @@ struct AdminResource: Sendable {
 struct RecordAction: Sendable {
     let label: String
     let path: String
+    /// Shown to admins only (the page it opens checks again).
+    var adminOnly = false
 }
 
 struct FieldMessage: Sendable {

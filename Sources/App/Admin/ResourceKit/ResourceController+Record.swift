@@ -24,7 +24,8 @@ extension ResourceController {
             editURL: writer ? path.edit(id) : nil,
             deleteURL: writer && resource.access.allowDelete ? path.delete(id) : nil,
             historyURL: AdminPath.history(table: resource.table, id: id),
-            actions: writer ? resource.detail.recordActions.map { .init(label: $0.label, href: path.action(id, $0), current: false) } : [],
+            actions: writer ? resource.detail.recordActions.filter { !$0.adminOnly || staff.isAdmin }
+                .map { .init(label: $0.label, href: path.action(id, $0), current: false) } : [],
             details: details, related: related)
         return try await req.view.render("show", page)
     }

@@ -51,8 +51,27 @@ extension AdminResource {
                 AdminColumn("status", "Status", format: .badge),
                 AdminColumn("duration", "Duration", sql: BookSQL.readyDuration("t"), format: .duration),
                 AdminColumn("duration_seconds", "Duration in seconds (stored)"),
-                AdminColumn("has_captions", "Captions", format: .boolean), AdminColumn("updated_at", "Updated", format: .datetime),
-            ]
+                AdminColumn("has_captions", "Captions", format: .boolean),
+                AdminColumn("caption_languages", "Caption tracks", sql: "array_to_string(t.captions, ', ')"),
+                AdminColumn("failure_reason", "Failure reason"), AdminColumn("pipeline_asset_id", "Pipeline asset"),
+                AdminColumn("last_event_at", "Last pipeline event", format: .datetime),
+                AdminColumn("updated_at", "Updated", format: .datetime),
+            ],
+            related: [
+                AdminRelated(title: "Pipeline events",
+                             columns: [AdminColumn("type", "Event"), AdminColumn("occurred_at", "Happened", format: .datetime),
+                                       AdminColumn("outcome", "Outcome", format: .badge), AdminColumn("received_at", "Received", format: .datetime),
+                                       AdminColumn("replayed_at", "Replayed", format: .datetime), AdminColumn("webhook_id", "Webhook id")],
+                             query: { id in
+                                 """
+                                 SELECT e.id, e.type, e.occurred_at, e.outcome, e.received_at, e.replayed_at, e.webhook_id
+                                   FROM video_events e JOIN video_assets v ON v.book_id = e.book_id
+                                  WHERE v.id = \(bind: id) ORDER BY e.received_at DESC, e.id DESC LIMIT 50
+                                 """
+                             },
+                             emptyText: "The pipeline has sent no events for this video."),
+            ],
+            recordActions: [RecordAction(label: "Replay last event", path: VideoReplayController.path, adminOnly: true)]
         )
     )
 }

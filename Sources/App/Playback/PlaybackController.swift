@@ -1,0 +1,82 @@
+import Core
+import Foundation
+import JWT
+import SQLKit
+import Vapor
+
+/// `POST /api/v1/children/:child_id/library/:book_id/playback`: permission to start a video now,
+/// as a short-lived signed grant the video CDN checks (docs/api.md, "Playback grants"). A parent
+/// or the child's own device may ask; the answer is never stored (`Cache-Control: no-store`).
+struct PlaybackController: ChildRouteCollection {
+    func boot(child: ChildRoutes) throws {
+        child.family.on(.POST, "library", ":book_id", "playback", body: .collect(maxSize: "1kb"), use: grant)
+    }
+
+    /// The longest a grant lives, whatever else allows.
+    static let maximumLifetime: TimeInterval = 6 * 3600
+
+    struct GrantDTO: Content, Equatable {
+        let url: String
+        let token: String
+        let expiresAt: Date
+        /// What ends it: `rights_end`, `bedtime`, `time_limit` or `max_lifetime`.
+        let expiresBecause: String
+    }
+
+    /// Checks in this order: the book in the child's library and the catalog of the family's
+    /// country (404), the controls (the play's 403s), rights available now (422
+    /// `rights_unavailable`), a ready video (422 `asset_not_ready`).
+    @Sendable
+    func grant(req: Request) async throws -> Response {
+        let child = try req.child
+        let bookID = try req.pathID("book_id", missing: "No such book in this library.")
+        let country = req.country(of: child)
+        let now = Date()
+        guard let row = try await req.sql.raw("""
+            SELECT \(BookSQL.visible("b", country: "\(bind: country)::text")) AS visible,
+                   \(BookSQL.live("b")) AND \(BookSQL.rightsAvailable("b", in: country)) AS available,
+                   LEAST(\(BookSQL.rightsEndsAt("b", in: country)), b.live_until) AS available_until,
+                   v.id AS asset_id, v.status AS asset_status
+              FROM library_entries le JOIN books b ON b.id = le.book_id LEFT JOIN video_assets v ON v.book_id = b.id
+             WHERE le.child_id = \(bind: child.id) AND le.book_id = \(bind: bookID)
+            """).first(), try row.decode(column: "visible", as: Bool.self) else {
+            throw Problem.notFound("No such book in this child's library.")
+        }
+        let usedToday = try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: req.sql, now: now)
+        guard try row.decode(column: "available", as: Bool.self) else { throw LibraryController.rightsUnavailable }
+        guard try row.decode(column: "asset_status", as: String?.self) == "ready", let asset = try row.decode(column: "asset_id", as: Int?.self) else {
+            throw Self.notReady
+        }
+        let (expiry, reason) = Self.expiry(now: now, availableUntil: try row.decode(column: "available_until", as: Date?.self),
+                                           controls: child.controls, usedToday: usedToday)
+        let payload = PlaybackGrant(sub: .init(value: String(asset)), aud: .init(value: [PlaybackGrant.audience]),
+                                    exp: .init(value: expiry), iat: .init(value: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))),
+                                    jti: .init(value: UUID().uuidString), book: bookID, child: child.id)
+        let token = try await req.application.playbackKeys.keys.sign(payload)
+        let dto = GrantDTO(url: "\(req.application.settings.playbackBaseURL)/\(asset).m3u8", token: token, expiresAt: expiry, expiresBecause: reason)
+        let response = Response(status: .created, headers: ["Cache-Control": "no-store"])
+        try response.content.encode(ItemDTO(data: dto), as: .json)
+        return response
+    }
+
+    static let notReady = Problem(status: .unprocessableEntity, code: "asset_not_ready",
+                                  detail: "This book's video is not ready to play yet.")
+
+    /// The earliest of: the end of the book's availability in the family's country (rights or
+    /// schedule), the next bedtime, the minutes left today, and `maximumLifetime` — in whole
+    /// seconds, as the token's `exp` carries it. A tie names the first in that order.
+    static func expiry(now: Date, availableUntil: Date?, controls: ChildControls, usedToday: Int?) -> (Date, String) {
+        var candidates: [(Date, String)] = []
+        if let availableUntil { candidates.append((availableUntil, "rights_end")) }
+        if let bedtime = controls.clock.bedtime(controls.schedule, around: now), bedtime.start > now {
+            candidates.append((bedtime.start, "bedtime"))
+        }
+        let today = controls.clock.day(containing: now)
+        if let used = usedToday, let limit = controls.schedule.limits(weekday: controls.clock.weekday(ofDayStarting: today.start)).dailySeconds {
+            candidates.append((now.addingTimeInterval(TimeInterval(max(0, limit - used))), "time_limit"))
+        }
+        candidates.append((now.addingTimeInterval(maximumLifetime), "max_lifetime"))
+        let (date, reason) = candidates.min { $0.0 < $1.0 }!
+        return (Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)), reason)
+    }
+}
