@@ -9,3 +9,13 @@ document.addEventListener("DOMContentLoaded", () => {
   const summary = document.getElementById("error-summary");
   if (summary) summary.focus();
 });
+
+// A cover chosen on the cover page is shown before it is sent (the page works without this).
+document.querySelectorAll('input[type=file][data-preview]').forEach(function (input) {
+  input.addEventListener('change', function () {
+    var preview = document.getElementById(input.getAttribute('data-preview'));
+    if (!preview || !input.files || !input.files[0]) return;
+    preview.src = URL.createObjectURL(input.files[0]);
+    preview.hidden = false;
+  });
+});

@@ -6,6 +6,7 @@ func routes(_ app: Application) throws {
     try app.register(collection: MetricsController())
     try app.register(collection: AccountLinkPages())
     try app.register(collection: VideoWebhookController())
+    try app.register(collection: CoversController())
     let api = app.grouped("api", "v1")
 
     // Anyone, or a route that authenticates parents itself (sign-in, the catalog's public parts).

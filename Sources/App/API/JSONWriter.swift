@@ -6,6 +6,9 @@ struct JSONWriter {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// JSON the app wrote itself (a stored cover object), copied as it is.
+    mutating func json(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
     mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
 
     mutating func string(_ value: String) {

@@ -9,6 +9,7 @@ enum ConsoleRoutes {
         try admin.register(collection: LoginController())
         let staff = admin.grouped(StaffAuthMiddleware())
         BookImportController.registerUpload(on: staff)
+        BookCoverController.registerUpload(on: staff)
         let signedIn = staff.grouped(CSRFMiddleware(maxBody: app.settings.consoleFormLimit))
         try signedIn.register(collection: DashboardController())
         try signedIn.register(collection: AuditController())
@@ -20,6 +21,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: BookImportController())
         try signedIn.register(collection: PasswordController())
         try signedIn.register(collection: VideoReplayController())
+        try signedIn.register(collection: BookCoverController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))
         }

@@ -14,6 +14,8 @@ struct BookDTO: Content, Sendable, Equatable {
     let ageMax: Int
     let language: String
     @ExplicitNull var coverImageUrl: String?
+    /// An uploaded cover's size, colour and renditions (`CoverDTO`); null without one.
+    @ExplicitNull var cover: CoverDTO?
     @ExplicitNull var publisher: Publisher?
     let categories: [Category]
     let status: String
@@ -22,7 +24,7 @@ struct BookDTO: Content, Sendable, Equatable {
     let rightsAvailable: Bool
 
     enum CodingKeys: String, CodingKey {
-        case id, title, author, description, ageMin, ageMax, language, coverImageUrl, publisher, categories, status
+        case id, title, author, description, ageMin, ageMax, language, coverImageUrl, cover, publisher, categories, status
         case durationSeconds, hasCaptions, rightsAvailable
     }
 
@@ -37,6 +39,7 @@ struct BookDTO: Content, Sendable, Equatable {
         \(BookSQL.readyDuration("v")) AS duration_seconds,
         COALESCE(v.has_captions, false) AS has_captions,
         \(BookSQL.rightsAvailable("b", in: country)) AS rights_available,
+        (SELECT bcv.api_json FROM book_covers bcv WHERE bcv.book_id = b.id) AS cover_json,
         (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)
                                   ORDER BY c.display_order, c.name, c.id), '[]')::text
            FROM book_categories bc JOIN categories c ON c.id = bc.category_id
@@ -58,6 +61,7 @@ struct BookDTO: Content, Sendable, Equatable {
         ageMax = try row.decode(column: "age_max", as: Int.self)
         language = try row.decode(column: "language", as: String.self)
         coverImageUrl = try row.decode(column: "cover_image_url", as: String?.self)
+        cover = try row.decode(column: "cover_json", as: String?.self).map { try Self.coverDecoder.decode(CoverDTO.self, from: Data($0.utf8)) }
         status = try row.decode(column: "status", as: String.self)
         if let publisherID = try row.decode(column: "publisher_id", as: Int?.self) {
             publisher = Publisher(id: publisherID, name: try row.decode(column: "publisher_name", as: String.self))
@@ -70,4 +74,10 @@ struct BookDTO: Content, Sendable, Equatable {
         let json = try row.decode(column: "categories_json", as: String.self)
         categories = try JSONDecoder().decode([Category].self, from: Data(json.utf8))
     }
+
+    private static let coverDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }()
 }

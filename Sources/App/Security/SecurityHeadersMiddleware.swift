@@ -7,7 +7,7 @@ import Vapor
 struct SecurityHeadersMiddleware: Middleware {
     /// No inline script or style (the console has none), nothing framed, forms only to ourselves.
     static let consolePolicy = [
-        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' https: data:",
+        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' https: data: blob:",
         "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
     ].joined(separator: "; ")
 

@@ -43,14 +43,22 @@ final class ConsoleClient {
     /// Uploads a file as a browser's multipart form would, with the CSRF token unless `csrf` is false.
     @discardableResult
     func upload(_ path: String, file name: String, _ contents: String, csrf sendToken: Bool = true) async throws -> Page {
+        try await upload(path, file: name, Data(contents.utf8), type: "text/csv", csrf: sendToken)
+    }
+
+    /// Uploads bytes (an image) as a multipart form's `file`.
+    @discardableResult
+    func upload(_ path: String, file name: String, _ contents: Data, type: String, csrf sendToken: Bool = true) async throws -> Page {
         var headers = HTTPHeaders()
         if let cookie { headers.replaceOrAdd(name: .cookie, value: "\(AdminSession.cookieName)=\(cookie)") }
         let boundary = "----storytime\(UUID().uuidString)"
         headers.replaceOrAdd(name: .contentType, value: "multipart/form-data; boundary=\(boundary)")
-        var body = ""
-        if sendToken, let csrf { body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n\(csrf)\r\n" }
-        body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\nContent-Type: text/csv\r\n\r\n\(contents)\r\n--\(boundary)--\r\n"
-        let response = try await app.testing().sendRequest(.POST, path, headers: headers, body: ByteBuffer(string: body))
+        var body = Data()
+        if sendToken, let csrf { body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n\(csrf)\r\n".utf8) }
+        body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\nContent-Type: \(type)\r\n\r\n".utf8)
+        body += contents
+        body += Data("\r\n--\(boundary)--\r\n".utf8)
+        let response = try await app.testing().sendRequest(.POST, path, headers: headers, body: ByteBuffer(data: body))
         return remember(response)
     }
 

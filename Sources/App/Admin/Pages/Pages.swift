@@ -53,6 +53,8 @@ struct CellView: Encodable {
     let text: String
     var href: String?
     var badge: String?
+    /// An image to show (a cover), lazy-loaded with its box's size so rows do not jump.
+    var image: String?
 }
 
 struct RowView: Encodable {

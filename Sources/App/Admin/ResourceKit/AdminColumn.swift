@@ -3,7 +3,7 @@ import SQLKit
 /// A column of a list, a detail page, a related list or the CSV: a key (the result column), a
 /// label, and the SQL giving its value (by default the record's column of the same name).
 struct AdminColumn: Sendable {
-    enum Format: String, Sendable { case text, link, duration, boolean, datetime, badge, number }
+    enum Format: String, Sendable { case text, link, duration, boolean, datetime, badge, number, image }
     let key: String
     let label: String
     let expression: any SQLExpression

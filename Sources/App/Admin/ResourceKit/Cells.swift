@@ -16,6 +16,8 @@ enum Cells {
         switch column.format {
         case .link: return CellView(text: text, href: link)
         case .badge: return CellView(text: text, badge: text)
+        // An image's URL (a cover rendition), or "—" when there is none.
+        case .image: return text == "—" ? CellView(text: "—") : CellView(text: "", image: text)
         default: return CellView(text: text)
         }
     }

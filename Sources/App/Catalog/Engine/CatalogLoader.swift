@@ -77,7 +77,8 @@ enum CatalogLoader {
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until
+                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until,
+                   (SELECT bcv.api_json FROM book_covers bcv WHERE bcv.book_id = b.id)
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
                    \(unescaped: rights)
              WHERE b.status = 'active'
@@ -90,11 +91,11 @@ enum CatalogLoader {
     /// `stem_vector`, which start with `~`) arrive in PostgreSQL's binary formats
     /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?)
+                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?, String?)
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, created, categoryIDs, starts, ends, territories, searchVector, liveFrom, liveUntil) = r
+             titleKey, created, categoryIDs, starts, ends, territories, searchVector, liveFrom, liveUntil, coverJSON) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -108,7 +109,9 @@ enum CatalogLoader {
             json.raw(",\"slug\":"); json.string(category.slug)
             json.raw("}")
         }
-        json.raw("],\"cover_image_url\":"); if let cover { json.string(cover) } else { json.raw("null") }
+        // The cover's JSON as the app wrote it with the API's encoder (`CoverDTO.apiJSON`).
+        json.raw("],\"cover\":"); if let coverJSON { json.json(coverJSON) } else { json.raw("null") }
+        json.raw(",\"cover_image_url\":"); if let cover { json.string(cover) } else { json.raw("null") }
         json.raw(",\"description\":"); json.string(description)
         json.raw(",\"duration_seconds\":"); if let duration { json.int(duration) } else { json.raw("null") }
         json.raw(",\"has_captions\":"); json.raw(captions ? "true" : "false")

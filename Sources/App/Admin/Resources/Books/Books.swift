@@ -11,6 +11,7 @@ extension AdminResource {
             joins: [AdminJoin(table: "publishers", alias: "p", on: "p.id = t.publisher_id"),
                     AdminJoin(table: "video_assets", alias: "v", on: "v.book_id = t.id")],
             columns: [
+                AdminColumn("cover", "Cover", sql: BookCovers.thumbnailURL("t", size: .small), format: .image),
                 AdminColumn("title", "Title", sortable: true, format: .link),
                 AdminColumn("author", "Author", sortable: true),
                 AdminColumn("status", "Status", format: .badge),
@@ -72,6 +73,7 @@ extension AdminResource {
         ),
         detail: .init(
             columns: [
+                AdminColumn("cover", "Cover", sql: BookCovers.thumbnailURL("t", size: .medium), format: .image),
                 AdminColumn("title", "Title"), AdminColumn("author", "Author"), AdminColumn("description", "Description"),
                 AdminColumn("status", "Status", format: .badge),
                 AdminColumn("catalog", "Parents see it", sql: BookSQL.catalogState("t"), format: .badge),
@@ -89,6 +91,7 @@ extension AdminResource {
                 AdminColumn("created_at", "Created", format: .datetime), AdminColumn("updated_at", "Updated", format: .datetime),
             ],
             related: bookRelated,
+            recordActions: [RecordAction(label: "Cover", path: BookCoverController.path)],
             deleteWarning: { id, sql in
                 let row = try await sql.raw("""
                     SELECT (SELECT count(*) FROM library_entries WHERE book_id = \(bind: id)) AS libraries,
