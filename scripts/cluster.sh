@@ -165,6 +165,8 @@ http {
     fastcgi_temp_path $work/nginx/fastcgi;
     uwsgi_temp_path $work/nginx/uwsgi;
     scgi_temp_path $work/nginx/scgi;
+    # Cover renditions are immutable (content-hash names): nginx keeps them, the instances serve each once.
+    proxy_cache_path $work/nginx/covers levels=1:2 keys_zone=covers:10m max_size=1g inactive=30d use_temp_path=off;
     upstream storytime {
         server 127.0.0.1:${instances[0]} max_fails=1 fail_timeout=2s;
         server 127.0.0.1:${instances[1]} max_fails=1 fail_timeout=2s;
@@ -176,7 +178,17 @@ http {
     }
     server {
         listen 127.0.0.1:$port;
-        client_max_body_size 1m;
+        # A cover upload is up to 10 MB (the console's form around it, 11).
+        client_max_body_size 12m;
+        location /covers/ {
+            proxy_pass http://storytime;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache covers;
+            proxy_cache_valid 200 30d;
+            proxy_cache_lock on;
+            add_header X-Cache \$upstream_cache_status always;
+        }
         location / {
             proxy_pass http://storytime;
             proxy_http_version 1.1;

@@ -35,7 +35,11 @@ SQL
 
 start_app .build/e2e-server.log
 
-STORYTIME_URL="http://127.0.0.1:$port" python3 -m unittest -v tests/e2e/test_console.py
+# A cover to upload, made by libvips (scripts/deps.sh installs its tools).
+cover=$(mktemp --suffix=.jpg)
+vips black "$cover.v" 600 900 --bands 3 && vips linear "$cover.v" "$cover" "1 1 1" "40 120 200" --uchar && rm -f "$cover.v"
+STORYTIME_URL="http://127.0.0.1:$port" STORYTIME_E2E_COVER="$cover" python3 -m unittest -v tests/e2e/test_console.py
+rm -f "$cover"
 
 # The video pipeline as a newcomer meets it: `App video simulate` signs an event with the
 # development secret and sends it; the running app applies it (docs/video-and-covers.md).

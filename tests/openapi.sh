@@ -27,6 +27,11 @@ export JWT_SECRET=openapi-client-jwt-secret-0123456789abcdef SESSION_SECRET=open
 fresh_database $db
 $app parent create --email smoke@example.com --password 'smoke password' --child Ada >/dev/null
 $app seed demo --books 200 >/dev/null
+# One book with an uploaded cover (as the console stores one), so its object is parsed too.
+scripts/db.sh psql -d $db -q -c "INSERT INTO book_covers (book_id, width, height, dominant_color, files, api_json)
+  SELECT id, 800, 1200, '#c86432', ARRAY['0123456789abcdef0123456789abcdef.webp'],
+         '{\"dominant_color\":\"#c86432\",\"height\":1200,\"renditions\":[{\"height\":240,\"type\":\"image/webp\",\"url\":\"/covers/0123456789abcdef0123456789abcdef.webp\",\"width\":160}],\"width\":800}'
+    FROM books WHERE status = 'active' ORDER BY id LIMIT 1"
 start_app .build/openapi-client-server.log
 echo "-- the generated client over every operation"
 status=0

@@ -289,6 +289,36 @@ class ConsoleTest(unittest.TestCase):
         d.get(BASE + "/admin/books?q=imported")
         self.assertIn("E2E Imported Owl", d.page_source)
 
+    def test_9c_cover_upload_shows_thumbnails_in_the_list_and_the_cover_on_the_page(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=E2E+Alpha")
+        self.submit(d.find_element(By.LINK_TEXT, "E2E Alpha"))
+        self.submit(d.find_element(By.LINK_TEXT, "Cover"))
+        # tests/e2e.sh made a 600 × 900 JPEG with libvips; the page previews it before it is sent.
+        d.find_element(By.ID, "file").send_keys(os.environ["STORYTIME_E2E_COVER"])
+        WebDriverWait(d, 5).until(lambda driver: driver.execute_script(
+            "var p = document.getElementById('cover-preview'); return !p.hidden && p.complete && p.naturalWidth === 600"))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Upload the cover']"))
+        self.assertIn("The cover was saved", d.page_source)
+        self.assertIn("600 × 900 pixels", d.page_source)
+
+        def loaded(selector):
+            return d.execute_script("""
+                var images = Array.from(document.querySelectorAll(arguments[0]));
+                return images.length > 0 && images.every(function (i) { return i.complete && i.naturalWidth > 0; })
+                    ? images.map(function (i) { return [i.naturalWidth, i.getBoundingClientRect().width, i.getAttribute('loading')]; }) : null;
+            """, selector)
+        d.get(BASE + "/admin/books?q=E2E")
+        thumbnails = WebDriverWait(d, 10).until(lambda driver: loaded("img.thumb"))
+        self.assertEqual(len(thumbnails), 1, thumbnails)
+        self.assertEqual(thumbnails[0][0], 160)        # the 160-pixel rendition, really decoded by Chromium
+        self.assertEqual(thumbnails[0][1], 40)         # in its 40-pixel box
+        self.assertEqual(thumbnails[0][2], "lazy")
+        d.find_element(By.LINK_TEXT, "E2E Alpha").click()
+        covers = WebDriverWait(d, 10).until(lambda driver: loaded("img.cover"))
+        self.assertEqual(covers[0][0], 320)
+
 
 if __name__ == "__main__":
     unittest.main()

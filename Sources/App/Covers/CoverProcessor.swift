@@ -65,7 +65,8 @@ enum CoverProcessor {
         var renditions: [Rendition] = []
         for target in widths where target <= max(displayed.width, widths[0]) {
             let plain = folder.appendingPathComponent("\(target).png").path
-            let scaled = try await vips(["thumbnail", input, plain + "[strip,compression=1]", String(target), "--size", "down"])
+            // A width only: the height follows (thumbnail fits a box, as tall as wide unless told).
+            let scaled = try await vips(["thumbnail", input, plain + "[strip,compression=1]", String(target), "--height", "100000", "--size", "down"])
             guard scaled.status == 0 else { throw Refusal(message: "The image could not be converted: \(scaled.error.prefix(200))") }
             for (suffix, type, options) in [("webp", "image/webp", "[Q=80,strip]"), ("jpg", "image/jpeg", "[Q=82,strip,optimize_coding,interlace]")] {
                 let output = folder.appendingPathComponent("\(target).\(suffix)").path
