@@ -62,11 +62,15 @@ enum CoverProcessor {
         // Orientation from EXIF applied (thumbnail does it), then every rendition encoded from a
         // stripped lossless PNG: libvips 8.14's WebP writer keeps the upload's EXIF even with
         // `strip` (a camera's GPS position, say), so nothing of the original's metadata reaches it.
+        // The widest first from the upload, each narrower one from the one before (already upright
+        // and small: a 10 MB photo is decoded once here, not once per width).
         var renditions: [Rendition] = []
-        for target in widths where target <= max(displayed.width, widths[0]) {
+        var source = input
+        for target in widths.reversed() where target <= max(displayed.width, widths[0]) {
             let plain = folder.appendingPathComponent("\(target).png").path
             // A width only: the height follows (thumbnail fits a box, as tall as wide unless told).
-            let scaled = try await vips(["thumbnail", input, plain + "[strip,compression=1]", String(target), "--height", "100000", "--size", "down"])
+            let scaled = try await vips(["thumbnail", source, plain + "[strip,compression=1]", String(target), "--height", "100000", "--size", "down"])
+            source = plain
             guard scaled.status == 0 else { throw Refusal(message: "The image could not be converted: \(scaled.error.prefix(200))") }
             for (suffix, type, options) in [("webp", "image/webp", "[Q=80,strip]"), ("jpg", "image/jpeg", "[Q=82,strip,optimize_coding,interlace]")] {
                 let output = folder.appendingPathComponent("\(target).\(suffix)").path
@@ -77,6 +81,7 @@ enum CoverProcessor {
                                             contentType: type, bytes: try Data(contentsOf: URL(fileURLWithPath: output))))
             }
         }
+        renditions.sort { ($0.width, $0.contentType) < ($1.width, $1.contentType) }
         return Result(width: displayed.width, height: displayed.height, dominantColor: try await dominantColor(input, folder: folder),
                       renditions: renditions)
     }
