@@ -77,9 +77,9 @@ enum CatalogLoader {
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until,
-                   (SELECT bcv.api_json FROM book_covers bcv WHERE bcv.book_id = b.id)
+                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until, bcv.api_json
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
+                   LEFT JOIN book_covers bcv ON bcv.book_id = b.id
                    \(unescaped: rights)
              WHERE b.status = 'active'
             """
