@@ -20,10 +20,24 @@ struct CatalogService {
                       later: { try await $0.page(parameters, scope: $1, synonyms: $2) },
                       then: { answer, source, scope, synonyms in
                           guard answer.total == 0, !parameters.words.isEmpty else { return }
+                          // What the task needs of the application is read now: it may run after the
+                          // application shut down (its services are gone then; a query just fails).
+                          let misses = req.appServices.searchMisses, secret = req.application.settings.sessionSecret
+                          let account = try? req.parentID
+                          // After the answer went: the engine from memory, SQL on the primary resolved now
+                          // (its pool closes with the application, and the statements then just fail).
+                          if let engine = source as? EngineCatalogSource {
+                              Task {
+                                  let cause = engine.missCause(parameters, scope: scope, synonyms: synonyms)
+                                  misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret)
+                              }
+                              return
+                          }
+                          guard let sqlSource = source as? SQLCatalogSource else { return }
+                          let sql = req.sql
                           Task {
-                              guard let cause = try? await source.missCause(parameters, scope: scope, synonyms: synonyms) else { return }
-                              req.appServices.searchMisses.record(words: parameters.words, country: scope.country, cause: cause,
-                                                                  account: try? req.parentID, secret: req.application.settings.sessionSecret)
+                              guard let cause = try? await sqlSource.missCause(parameters, scope: scope, synonyms: synonyms, sql: sql) else { return }
+                              misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret)
                           }
                       })
     }

@@ -67,7 +67,12 @@ struct SQLCatalogSource: CatalogSource {
     }
 
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> SearchMisses.Cause {
-        let sql = await req.catalogSQL(atLeast: reading.generation.version)
+        try await missCause(parameters, scope: scope, synonyms: synonyms, sql: await req.catalogSQL(atLeast: reading.generation.version))
+    }
+
+    /// Why a search found nothing, on `sql` (resolved while the request runs: the cause is worked
+    /// out after the answer went, perhaps after the application shut down).
+    func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms, sql: any SQLDatabase) async throws -> SearchMisses.Cause {
         let search = CatalogQueries.Search(expansions: try await expansions(parameters.words, synonyms: synonyms, sql: sql).0)
         func total(_ scope: CatalogScope?, scheduled: Bool = false) async throws -> Int {
             try await CatalogQueries(sql: sql, scope: scope, includeScheduled: scheduled).count(parameters, search: search)
