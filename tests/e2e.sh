@@ -44,7 +44,10 @@ rm -f "$cover"
 # The video pipeline as a newcomer meets it: `App video simulate` signs an event with the
 # development secret and sends it; the running app applies it (docs/video-and-covers.md).
 book=$(scripts/db.sh psql -d $db -tAc "SELECT id FROM books WHERE title = 'E2E Calendar'")
-$app video simulate --book "$book" --event ready --duration 120 --captions en,fr --url "http://127.0.0.1:$port" | tee /dev/stderr | grep -q ": applied$"
+# (Not `tee /dev/stderr`: reopening stderr truncates a log it is redirected to.)
+sent=$($app video simulate --book "$book" --event ready --duration 120 --captions en,fr --url "http://127.0.0.1:$port")
+echo "$sent"
+grep -q ": applied" <<< "$sent" || { echo "video simulate: the event was not applied" >&2; exit 1; }
 asset=$(scripts/db.sh psql -d $db -tAc "SELECT status || ' ' || duration_seconds || ' ' || array_to_string(captions, ',') FROM video_assets WHERE book_id = $book")
 [ "$asset" = "ready 120 en,fr" ] || { echo "video simulate: expected 'ready 120 en,fr', found '$asset'" >&2; exit 1; }
 echo "video simulate: the signed event made the asset ready"
