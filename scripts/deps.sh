@@ -14,6 +14,8 @@ command -v psql >/dev/null || missing+=(postgresql-client-15)
 [ -e /usr/include/libstemmer.h ] || missing+=(libstemmer-dev)
 # libvips' command-line tools for cover renditions (Sources/App/Covers: vips, vipsheader).
 command -v vipsheader >/dev/null || missing+=(libvips-tools)
+# qrencode draws the QR code of a staff member's second-factor enrolment (Sources/App/Admin/TwoFactor).
+command -v qrencode >/dev/null || missing+=(qrencode)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     apt-get update -qq

@@ -27,6 +27,7 @@ final class AppServices: Sendable {
     let timeZoneNames = TimeZoneNames()
     let dashboardAttention = DashboardAttention()
     let mailDelivery = MailDelivery()
+    let webhookDelivery = WebhookDelivery()
 
     init(logger: Logger, workingDirectory: String, settings: Settings) {
         let metrics = AppMetrics()

@@ -67,6 +67,13 @@ struct Settings: Sendable {
     /// The shared secret of the video pipeline's signed events (`VIDEO_WEBHOOK_SECRET`, Standard
     /// Webhooks: `whsec_` + base64 of ≥ 24 bytes, or any text of ≥ 32 bytes). Development: generated.
     var videoWebhookSecret = "whsec_" + Settings.randomSecret()
+    /// Who must sign in to the console with a second factor (`STAFF_2FA_REQUIRED`: admin, all, none).
+    var staffTwoFactor: StaffTwoFactorRequirement = .admin
+    /// Books need another editor's approval before they can become active (`CONSOLE_REVIEW=on`).
+    var consoleReview = false
+    /// The first retry of a webhook delivery that failed comes this many seconds later, growing
+    /// fivefold each time up to six hours (`WEBHOOK_RETRY_SECONDS`).
+    var webhookRetrySeconds: Double = 10
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -171,7 +178,10 @@ struct Settings: Sendable {
             rateLimitWindow: try integer("RATE_LIMIT_WINDOW_SECONDS", default: 60, range: 1...86_400),
             playbackSigningKey: values["PLAYBACK_SIGNING_KEY"]!,
             playbackBaseURL: try baseURL(values["PLAYBACK_BASE_URL"], name: "PLAYBACK_BASE_URL", default: "\(try baseURL(values["PUBLIC_BASE_URL"]))/media"),
-            videoWebhookSecret: values["VIDEO_WEBHOOK_SECRET"]!
+            videoWebhookSecret: values["VIDEO_WEBHOOK_SECRET"]!,
+            staffTwoFactor: StaffTwoFactorRequirement(rawValue: try choice("STAFF_2FA_REQUIRED", StaffTwoFactorRequirement.allCases.map(\.rawValue), default: "admin"))!,
+            consoleReview: try choice("CONSOLE_REVIEW", ["on", "off"], default: "off") == "on",
+            webhookRetrySeconds: Double(try integer("WEBHOOK_RETRY_SECONDS", default: 10, range: 1...3600))
         )
     }
 

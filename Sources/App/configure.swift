@@ -56,6 +56,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     }
 
     try routes(app)
+    try await ReviewPolicy.write(settings.consoleReview, on: app)
     // Replace the default error middleware: /api answers problem+json, the rest plain errors.
     // Outermost first; the HTTP conventions (docs/api.md) sit around the problems they shape.
     app.middleware = .init()
@@ -75,6 +76,7 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.lifecycle.use(SearchMissesStarter())
     app.lifecycle.use(DeclarationCheck())
     app.lifecycle.use(MailDeliveryStarter())
+    app.lifecycle.use(WebhookDeliveryStarter())
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.
     _ = app.migrations

@@ -18,6 +18,17 @@ enum AdminPath {
     static let bookImport = path("books", "import")
     static let batches = path("batches")
     static let ownPassword = path("account", "password")
+    static let account = path("account")
+    static let secondFactor = path("login", "code")
+    static let twoFactor = path("account", "two-factor")
+    static let twoFactorQR = path("account", "two-factor", "qr.svg")
+    static let apiTokens = path("account", "tokens")
+    static let reviews = path("reviews")
+    static let preview = path("preview")
+    static let quickSearch = path("search")
+    static let lookup = path("lookup")
+    static let savedViews = path("views")
+    static let webhookDeliveries = path("webhooks", "deliveries")
     /// The console's public files (served beside it, not under it).
     static let stylesheet = "/admin.css"
     static let script = "/admin.js"

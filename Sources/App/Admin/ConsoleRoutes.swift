@@ -22,6 +22,13 @@ enum ConsoleRoutes {
         try signedIn.register(collection: PasswordController())
         try signedIn.register(collection: VideoReplayController())
         try signedIn.register(collection: BookCoverController())
+        try signedIn.register(collection: TwoFactorController())
+        try signedIn.register(collection: ReviewController())
+        try signedIn.register(collection: WebhookDeliveriesController())
+        try signedIn.register(collection: StaffAccountController())
+        try signedIn.register(collection: SavedViewsController())
+        try signedIn.register(collection: QuickSearchController())
+        try signedIn.register(collection: PreviewController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))
         }

@@ -16,58 +16,29 @@ final class MailDelivery: Sendable {
     static let interval: Duration = .seconds(2)
     static let keepSent = "7 days"
 
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
-    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
-
-    init() {
-        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    }
+    private let ticker = Ticker()
 
     /// Asks for a pass now (after a transaction that wrote mail committed).
-    func wake() { wakeup.yield() }
+    func wake() { ticker.wake() }
 
     func start(database: any Database, client: SMTPClient, from sender: String, retry: Double, logger: Logger) {
-        let (wakeups, wakeup) = (self.wakeups, self.wakeup)
-        let running = Task.detached {
-            await withTaskGroup(of: Void.self) { group in
-                // A tick every interval, merged with wake-ups, into one sequence of passes.
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: Self.interval)
-                        wakeup.yield()
-                    }
+        let lastPurge = NIOLockedValueBox(ContinuousClock.now - .seconds(3600))
+        ticker.start(every: Self.interval) {
+            do {
+                try await Self.pass(database: database, client: client, from: sender, retry: retry, logger: logger)
+                if lastPurge.withLockedValue({ ContinuousClock.now - $0 > .seconds(600) }) {
+                    lastPurge.withLockedValue { $0 = .now }
+                    let sql = database as! any SQLDatabase
+                    try await sql.raw("DELETE FROM mail_outbox WHERE sent_at < now() - \(unsafeRaw: "interval '\(Self.keepSent)'")").run()
+                    try await AccountTokens.purge(on: sql)
                 }
-                group.addTask {
-                    var lastPurge = ContinuousClock.now - .seconds(3600)
-                    for await _ in wakeups {
-                        if Task.isCancelled { break }
-                        do {
-                            try await Self.pass(database: database, client: client, from: sender, retry: retry, logger: logger)
-                            if ContinuousClock.now - lastPurge > .seconds(600) {
-                                lastPurge = .now
-                                let sql = database as! any SQLDatabase
-                                try await sql.raw("DELETE FROM mail_outbox WHERE sent_at < now() - \(unsafeRaw: "interval '\(Self.keepSent)'")").run()
-                                try await AccountTokens.purge(on: sql)
-                            }
-                        } catch {
-                            logger.warning("mail delivery pass failed", metadata: ["error": .string(String(describing: error))])
-                        }
-                    }
-                }
-                await group.next()
-                group.cancelAll()
+            } catch {
+                logger.warning("mail delivery pass failed", metadata: ["error": .string(String(describing: error))])
             }
         }
-        task.withLockedValue { $0 = running }
     }
 
-    func shutdown() async {
-        let running = task.withLockedValue { task in defer { task = nil }; return task }
-        running?.cancel()
-        wakeup.finish()
-        await running?.value
-    }
+    func shutdown() async { await ticker.shutdown() }
 
     private struct Due: Decodable { let id: Int; let recipient: String; let subject: String; let textBody: String; let htmlBody: String; let attempts: Int }
 

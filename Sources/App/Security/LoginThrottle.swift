@@ -10,7 +10,8 @@ import Vapor
 /// budget counts failures.
 struct LoginThrottle: Sendable {
     /// `mail`: requests that mail an address (sign-up, resend, password reset).
-    enum Kind: String, Sendable { case parent, staff, mail }
+    /// `staffCode`: a staff member's second-factor codes, counted apart from their passwords.
+    enum Kind: String, Sendable { case parent, staff, mail, staffCode = "staff_code" }
 
     static let window: TimeInterval = 15 * 60
     /// Failed sign-ins one email may have in a window.

@@ -62,6 +62,8 @@ func testSettings(database: String) -> Settings {
              databaseConnectTimeout: 15, healthTimeout: 15)
     // Suites send hundreds of requests with one token; the budget has its own test.
     settings.rateLimitRequests = 0
+    // Suites sign in as admins without a second factor; its own tests require it.
+    settings.staffTwoFactor = .none
     return settings
 }
 

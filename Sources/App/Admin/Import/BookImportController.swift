@@ -207,8 +207,14 @@ struct BookImportController: RouteCollection {
                 return nil
             }
             let plan = try await self.plan(stored, mapping: mapping, on: sql)
-            return try await BookImportRun.run(plan, action: action, audit: audit, on: sql)
+            let counts = try await BookImportRun.run(plan, action: action, audit: audit, on: sql)
+            try await sql.raw("""
+                SELECT storytime_webhook_enqueue('import.finished', jsonb_build_object('import_id', \(bind: stored.id)::bigint,
+                       'created', \(bind: counts.created)::int, 'updated', \(bind: counts.updated)::int))
+                """).run()
+            return counts
         }
+        req.appServices.webhookDelivery.wake()
         req.adminSession.flash(result.map { "Imported: \($0.created) created, \($0.updated) updated." } ?? "This file was already imported.")
         return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
     }

@@ -11,6 +11,12 @@ struct LayoutView: Encodable {
     let flash: [String]
     let csrfToken: String
     let paths = Paths()
+    /// light, dark or auto (the system's, by `prefers-color-scheme`).
+    let theme: String
+    /// The theme the header's switch offers, and this page's path to come back to.
+    let otherTheme: String
+    let otherThemeLabel: String
+    let back: String
 
     /// The console's fixed paths, for the layout's links and forms.
     struct Paths: Encodable {
@@ -25,6 +31,9 @@ struct LayoutView: Encodable {
         let rightsCalendar = AdminPath.rightsCalendar
         let bookImport = AdminPath.bookImport
         let books = AdminPath.list(AdminResource.books.slug)
+        let account = AdminPath.account
+        let theme = AdminPath.account + "/theme"
+        let quickSearch = AdminPath.quickSearch
     }
 
     init(_ req: Request, title: String, section: String) {
@@ -38,7 +47,7 @@ struct LayoutView: Encodable {
         let resources = ResourceRegistry.navigation.filter { !$0.access.requiresAdmin || user?.isAdmin == true }
         let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
             + resources.filter { !$0.access.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
-            + [("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
+            + [("Review queue", AdminPath.reviews, "reviews"), ("Preview", AdminPath.preview, "preview"), ("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
                ("Searches that found nothing", AdminPath.searchMissesReport, "searches"),
                ("Audit log", AdminPath.audit, "audit")]
             + resources.filter(\.access.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
@@ -46,11 +55,17 @@ struct LayoutView: Encodable {
         nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
         flash = req.adminSession.takeFlash()
         csrfToken = req.adminSession.csrfToken
+        theme = user?.theme ?? "auto"
+        otherTheme = theme == "dark" ? "light" : "dark"
+        otherThemeLabel = theme == "dark" ? "Light mode" : "Dark mode"
+        back = req.url.path + (req.url.query.map { "?" + $0 } ?? "")
     }
 }
 
 struct CellView: Encodable {
     let text: String
+    /// The column's format (a list's cells are styled by it: `col-link`, `col-datetime`, …).
+    var kind = "text"
     var href: String?
     var badge: String?
     /// An image to show (a cover), lazy-loaded with its box's size so rows do not jump.
@@ -122,6 +137,12 @@ struct ListPage: Encodable {
     let batch: BatchView?
     let hidden: [OptionView]      // current sort/filters, kept when searching
     let perPageOptions: [OptionView]
+    /// The columns a staff member may show or hide (kept in the URL as `col`, and in saved views).
+    let columnOptions: [OptionView]
+    let views: [SavedViews.Link]
+    let saveViewURL: String?
+    let currentQuery: String
+    let resourceSlug: String
 }
 
 struct FieldView: Encodable {

@@ -18,11 +18,14 @@ struct AdminColumn: Sendable {
         self.format = format
     }
 
-    /// The value as the page shows it, as text under the column's key.
-    var selected: any SQLExpression {
+    /// The value as the page shows it, as text under the column's key (times in UTC: the CSV's).
+    var selected: any SQLExpression { selected(in: "UTC") }
+
+    /// The value as the page shows it, times in `zone` (an IANA name the database knows).
+    func selected(in zone: String) -> any SQLExpression {
         let shown: SQLQueryString
         switch format {
-        case .datetime: shown = "to_char((\(expression)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')"
+        case .datetime: shown = "to_char((\(expression)) AT TIME ZONE \(bind: zone), 'YYYY-MM-DD HH24:MI')"
         case .boolean: shown = "CASE WHEN (\(expression)) THEN 'Yes' ELSE 'No' END"
         default: shown = "(\(expression))::text"
         }

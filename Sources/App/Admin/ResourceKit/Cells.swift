@@ -12,6 +12,12 @@ enum Cells {
 
     /// A cell of record `id`: a link to the record for `.link` columns, a badge for `.badge` ones.
     static func view(_ row: any SQLRow, _ column: AdminColumn, link: String) throws -> CellView {
+        var cell = try plainView(row, column, link: link)
+        cell.kind = column.format.rawValue
+        return cell
+    }
+
+    private static func plainView(_ row: any SQLRow, _ column: AdminColumn, link: String) throws -> CellView {
         let text = try text(row, column)
         switch column.format {
         case .link: return CellView(text: text, href: link)

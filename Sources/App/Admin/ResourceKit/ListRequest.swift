@@ -18,6 +18,8 @@ struct ListRequest: Sendable {
     let descending: Bool
     let page: Int
     let perPage: Int
+    /// The columns chosen (`col`, repeated; a saved view keeps them); empty: all of them.
+    let columns: [String]
 
     init(_ resource: AdminResource, query text: String?) {
         let query = QueryParameters(query: text)
@@ -50,13 +52,15 @@ struct ListRequest: Sendable {
         page = max(1, min(Int(value("page") ?? "") ?? 1, 100_000))
         let perPage = Int(value("per_page") ?? "") ?? 0
         self.perPage = Self.perPageChoices.contains(perPage) ? perPage : Self.defaultPerPage
+        let chosen = Set(query.pairs.filter { $0.name == "col" }.map(\.value))
+        columns = resource.list.columns.map(\.key).filter(chosen.contains)
     }
 
     var isFiltered: Bool { search != nil || !filterValues.isEmpty }
 
     /// The query string of what the list selects — its search and filters, not its page or order.
     var filterQuery: String {
-        QueryParameters(pairs: query.pairs.filter { !["page", "per_page", "sort"].contains($0.name) }).encoded
+        QueryParameters(pairs: query.pairs.filter { !["page", "per_page", "sort", "col"].contains($0.name) }).encoded
     }
 
     /// The query string of this list with `changes` applied (nil removes a parameter).
@@ -139,7 +143,7 @@ extension ResourceStore {
             .from(SQLAlias(SQLGroupExpression(ids.select), as: SQLIdentifier("page")))
             .join(table, method: SQLJoinMethod.inner, on: SQLBinaryExpression(SQLColumn("id", table: "page"), .equal, Self.id))
         for join in resource.list.joins { join.add(to: page) }
-        for column in resource.list.columns { page.column(column.selected) }
+        for column in resource.list.columns { page.column(column.selected(in: timeZone)) }
         return try await page.orderBy(sortColumn.sortExpression, direction).orderBy(Self.id, direction).all()
     }
 

@@ -31,8 +31,9 @@ struct ResourceController: RouteCollection, Sendable {
 
     /// The store for this request: the parent from the path (404 when it does not exist).
     func store(_ req: Request) async throws -> ResourceStore {
-        guard let parent = resource.access.parent else { return ResourceStore(resource: resource, parentID: nil, sql: req.sql) }
-        let store = ResourceStore(resource: resource, parentID: req.parameters.get("id").flatMap(Int.init), sql: req.sql)
+        let zone = req.adminSession.user?.timeZone ?? "UTC"
+        guard let parent = resource.access.parent else { return ResourceStore(resource: resource, parentID: nil, sql: req.sql, timeZone: zone) }
+        let store = ResourceStore(resource: resource, parentID: req.parameters.get("id").flatMap(Int.init), sql: req.sql, timeZone: zone)
         guard let id = store.parentID, id > 0, try await store.parentName() != nil else {
             throw Abort(.notFound, reason: "No such \(parent.label.lowercased()).")
         }

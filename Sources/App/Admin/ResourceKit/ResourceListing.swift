@@ -1,3 +1,4 @@
+import Core
 import SQLKit
 import Vapor
 
@@ -14,6 +15,11 @@ struct ResourceListing {
 
     private func url(_ changes: [String: String?]) -> String { path.list + request.query(changes) }
 
+    /// The columns shown: those chosen, else all.
+    private var shown: [AdminColumn] {
+        request.columns.isEmpty ? resource.list.columns : resource.list.columns.filter { request.columns.contains($0.key) }
+    }
+
     func page() async throws -> ListPage {
         let staff = try req.staff
         let (total, exact, capped) = try await store.count(request)
@@ -21,7 +27,7 @@ struct ResourceListing {
         let hasNext = rows.count > request.perPage
         let views = try rows.prefix(request.perPage).map { row -> RowView in
             let id = try row.decode(column: "row_id", as: Int.self)
-            return RowView(id: id, cells: try resource.list.columns.map { try Cells.view(row, $0, link: path.record(id)) })
+            return RowView(id: id, cells: try shown.map { try Cells.view(row, $0, link: path.record(id)) })
         }
         var lookups = LookupCache(sql: store.sql)
         var filters: [FilterView] = []
@@ -53,7 +59,12 @@ struct ResourceListing {
             countText: countText,
             pagination: pagination(hasNext: hasNext, lastPage: exact && !capped ? max(1, (total + request.perPage - 1) / request.perPage) : nil),
             batch: batch, hidden: hidden(),
-            perPageOptions: ListRequest.perPageChoices.map { OptionView(value: String($0), label: String($0), selected: $0 == request.perPage) })
+            perPageOptions: ListRequest.perPageChoices.map { OptionView(value: String($0), label: String($0), selected: $0 == request.perPage) },
+            columnOptions: resource.list.columns.filter { !$0.label.isEmpty }.map { OptionView(value: $0.key, label: $0.label, selected: request.columns.isEmpty || request.columns.contains($0.key)) },
+            views: try await SavedViews.list(resource: resource.slug, staff: staff, current: request.query.encoded, listURL: path.list, on: store.sql),
+            saveViewURL: resource.access.parent == nil ? AdminPath.savedViews : nil,
+            currentQuery: request.query.pairs.filter { $0.name != "page" }.isEmpty ? "" : QueryParameters(pairs: request.query.pairs.filter { $0.name != "page" }).encoded,
+            resourceSlug: resource.slug)
     }
 
     /// The batch controls; "everything matching" (not for nested lists) carries the filter, not the page.
@@ -70,7 +81,7 @@ struct ResourceListing {
     }
 
     private func headers() -> [HeaderView] {
-        resource.list.columns.map { column -> HeaderView in
+        shown.map { column -> HeaderView in
             guard column.sortable else { return HeaderView(label: column.label, sortURL: nil, sorted: nil) }
             let current = column.key == request.sortKey
             let next = current && !request.descending ? "-" + column.key : column.key

@@ -9,6 +9,8 @@ struct ResourceStore: Sendable {
     let resource: AdminResource
     let parentID: Int?
     let sql: any SQLDatabase
+    /// The time zone pages show times in (the staff member's).
+    var timeZone = "UTC"
 
     static let record = SQLIdentifier("t")
     static var id: SQLColumn { SQLColumn("id", table: "t") }
@@ -64,7 +66,7 @@ struct ResourceStore: Sendable {
     /// One record with its name and `columns` (for the detail page).
     func detail(_ id: Int, columns: [AdminColumn]) async throws -> (name: String, row: any SQLRow)? {
         let builder = select().column(name)
-        for column in columns { builder.column(column.selected) }
+        for column in columns { builder.column(column.selected(in: timeZone)) }
         guard let row = try await builder.where(Self.id, .equal, SQLBind(id)).first() else { return nil }
         return (try row.decode(column: "display_name", as: String.self), row)
     }

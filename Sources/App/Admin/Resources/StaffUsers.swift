@@ -12,6 +12,7 @@ extension AdminResource {
             columns: [
                 AdminColumn("email", "Email", sortable: true, format: .link),
                 AdminColumn("role", "Role", sortable: true, format: .badge),
+                AdminColumn("two_factor", "Two-factor", sql: "t.totp_enabled_at IS NOT NULL", format: .boolean),
                 AdminColumn("created_at", "Created", sortable: true, format: .datetime),
             ],
             defaultSort: "email"
@@ -27,8 +28,9 @@ extension AdminResource {
             ]
         ),
         detail: .init(
-            recordActions: [RecordAction(label: "Reset password", path: ResourcePath.password)],
-            snapshot: "to_jsonb(t) - 'password_hash'"
+            recordActions: [RecordAction(label: "Reset password", path: ResourcePath.password),
+                            RecordAction(label: "Reset two-factor", path: TwoFactorController.resetPath, adminOnly: true)],
+            snapshot: "to_jsonb(t) - 'password_hash' - 'totp_secret'"
         ),
         access: .init(
             allowCreate: false,

@@ -17,6 +17,8 @@ final class AdminSession: Sendable {
         var staffUserID: Int?
         var csrf: String
         var flash: [String] = []
+        /// A TOTP secret being enrolled, sealed (`SecretBox`), until its first code confirms it.
+        var pendingTOTP: String?
     }
 
     static let cookieName = "storytime_session"
@@ -32,6 +34,8 @@ final class AdminSession: Sendable {
         /// The visitor has no cookie yet and was shown a CSRF token: send one.
         var needsCookie = false
         var destroyedID: String?
+        /// A staff API token's request: no cookie, nothing stored, no CSRF (nothing a browser sends by itself).
+        var bearer = false
     }
     private let state: NIOLockedValueBox<State>
     private let secret: String
@@ -42,6 +46,14 @@ final class AdminSession: Sendable {
         state = .init(State(id: id, stored: true, data: data, user: user))
     }
 
+    /// A request authenticated by a staff API token (`StaffTokens`).
+    init(bearer user: StaffUser, secret: String) {
+        self.secret = secret
+        state = .init(State(id: "bearer", stored: false, data: Data(staffUserID: user.id, csrf: ""), user: user, bearer: true))
+    }
+
+    var isBearer: Bool { state.withLockedValue { $0.bearer } }
+
     /// A visitor without a stored session; `cookie` is their anonymous id, when they have one.
     init(anonymous cookie: String?, secret: String) {
         self.secret = secret
@@ -51,6 +63,13 @@ final class AdminSession: Sendable {
     }
 
     var user: StaffUser? { state.withLockedValue { $0.user } }
+    /// The cookie's id (a visitor's too): what a second-factor ticket is bound to.
+    var visitorID: String { state.withLockedValue { $0.id } }
+
+    var pendingTOTP: String? {
+        get { state.withLockedValue { $0.data.pendingTOTP } }
+        set { state.withLockedValue { $0.data.pendingTOTP = newValue; $0.dirty = true } }
+    }
     /// The form token; reading it for a visitor without a cookie sends them one.
     var csrfToken: String {
         state.withLockedValue { state in
@@ -61,6 +80,7 @@ final class AdminSession: Sendable {
 
     /// Whether `token` is this session's CSRF token (constant-time comparison).
     func verifyCSRF(_ token: String?) -> Bool {
+        if isBearer { return true }
         let expected = state.withLockedValue { $0.needsCookie ? nil : $0.data.csrf }
         guard let expected, let token, token.utf8.count == expected.utf8.count else { return false }
         return zip(token.utf8, expected.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
@@ -77,7 +97,7 @@ final class AdminSession: Sendable {
     /// A message for the next page; kept only for signed-in staff (visitors have no stored session).
     func flash(_ message: String) {
         state.withLockedValue { state in
-            guard state.user != nil else { return }
+            guard state.user != nil, !state.bearer else { return }
             state.data.flash.append(message)
             state.dirty = true
         }
@@ -126,6 +146,7 @@ final class AdminSession: Sendable {
 
     /// Writes what changed: a new row (sign-in), an update of a live row, or nothing.
     func persist(on sql: any SQLDatabase) async throws -> Cookie? {
+        if isBearer { return nil }
         let snapshot = state.withLockedValue { state -> State in
             defer { state.dirty = false; state.destroyedID = nil; state.needsCookie = false }
             return state
@@ -173,7 +194,8 @@ struct AdminSessionMiddleware: AsyncMiddleware {
         }
         if let cookie {
             if let row = try await sql.raw("""
-                SELECT s.data::text AS data, u.id AS user_id, u.email, u.role
+                SELECT s.data::text AS data, u.id AS user_id, u.email, u.role,
+                       u.totp_enabled_at IS NOT NULL AS has_totp, u.time_zone, u.theme
                   FROM admin_sessions s
                   LEFT JOIN staff_users u ON u.id = (s.data->>'staffUserID')::bigint
                  WHERE s.id = \(bind: AdminSession.storageKey(for: cookie, secret: secret)) AND s.expires_at > now()
@@ -182,7 +204,9 @@ struct AdminSessionMiddleware: AsyncMiddleware {
                 var user: StaffUser?
                 if let id = try row.decode(column: "user_id", as: Int?.self),
                    let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) {
-                    user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role)
+                    user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role,
+                                     hasSecondFactor: try row.decode(column: "has_totp", as: Bool.self),
+                                     timeZone: try row.decode(column: "time_zone", as: String.self), theme: try row.decode(column: "theme", as: String.self))
                 }
                 session = AdminSession(storedID: cookie, data: data, user: user, secret: secret)
             }

@@ -9,6 +9,7 @@ struct LoginController: RouteCollection {
         let forms = routes.grouped(CSRFMiddleware(maxBody: CSRFMiddleware.loginLimit))
         forms.post(AdminPath.segments(AdminPath.login), use: login)
         forms.post(AdminPath.segments(AdminPath.logout), use: logout)
+        forms.post(AdminPath.segments(AdminPath.secondFactor), use: secondFactor)
     }
 
     struct LoginPage: Encodable {
@@ -59,7 +60,9 @@ struct LoginController: RouteCollection {
             return try await render(req, email: email, error: "Too many failed sign-ins. Try again in \((wait + 59) / 60) minutes.",
                                     status: .tooManyRequests, headers: ["Retry-After": String(wait)])
         }
-        let row = try await req.sql.raw("SELECT id, email, role, password_hash FROM staff_users WHERE lower(email) = lower(\(bind: email))").first()
+        let row = try await req.sql.raw("""
+            SELECT id, email, role, password_hash, totp_enabled_at IS NOT NULL AS has_totp FROM staff_users WHERE lower(email) = lower(\(bind: email))
+            """).first()
         var user: StaffUser?
         if let row {
             let hash = try row.decode(column: "password_hash", as: String.self)
@@ -75,7 +78,70 @@ struct LoginController: RouteCollection {
             return try await render(req, email: email, error: "Email or password is wrong.", status: .unauthorized)
         }
         try await throttle.succeeded(on: req.sql)
+        if try row?.decode(column: "has_totp", as: Bool.self) == true {
+            let ticket = SecondFactorTicket.make(user: user.id, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret)
+            return try await renderCode(req, ticket: ticket, email: user.email, error: nil)
+        }
         req.adminSession.signIn(user)
+        return req.redirect(to: safeNext(form.value("next")))
+    }
+
+    struct CodePage: Encodable {
+        let title = "Second factor"
+        let csrfToken: String
+        let ticket: String
+        let email: String
+        let error: String?
+        let next: String
+        let action = AdminPath.secondFactor
+        let restart = AdminPath.login
+        let stylesheet = AdminPath.stylesheet
+    }
+
+    private func renderCode(_ req: Request, ticket: String, email: String, error: String?, status: HTTPStatus = .ok,
+                            headers: HTTPHeaders = [:]) async throws -> Response {
+        let next = safeNext(try? FormBody(req).value("next"))
+        let page = CodePage(csrfToken: req.adminSession.csrfToken, ticket: ticket, email: email, error: error, next: next)
+        let response = try await req.view.render("login_code", page).encodeResponse(for: req)
+        response.status = status
+        for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }
+        return response
+    }
+
+    /// The second step: a code from the authenticator app, or a recovery code. Throttled apart
+    /// from passwords (`staff_code`, per staff member and per address); a recovery code spent is audited.
+    @Sendable
+    func secondFactor(req: Request) async throws -> Response {
+        let form = try FormBody(req)
+        let ticket = form.value("ticket") ?? ""
+        guard let id = SecondFactorTicket.user(of: ticket, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret),
+              let row = try await req.sql.raw("SELECT id, email, role FROM staff_users WHERE id = \(bind: id)").first(),
+              let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) else {
+            return try await render(req, email: "", error: "That sign-in took too long. Enter your email and password again.", status: .unauthorized)
+        }
+        let user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role, hasSecondFactor: true)
+        let code = (form.value("code") ?? "").trimmingCharacters(in: .whitespaces)
+        guard !code.isEmpty else {
+            return try await renderCode(req, ticket: ticket, email: user.email, error: "Enter the 6-digit code from your authenticator app, or a recovery code.", status: .badRequest)
+        }
+        let throttle = LoginThrottle(.staffCode, email: user.email, request: req)
+        if let wait = try await throttle.reserve(on: req.sql) {
+            return try await renderCode(req, ticket: ticket, email: user.email, error: "Too many wrong codes. Try again in \((wait + 59) / 60) minutes.",
+                                        status: .tooManyRequests, headers: ["Retry-After": String(wait)])
+        }
+        guard let accepted = try await TwoFactorStore(req).verify(user: id, code: code) else {
+            req.appServices.metrics.loginFailed("staff")
+            return try await renderCode(req, ticket: ticket, email: user.email, error: "That code is wrong or was already used.", status: .unauthorized)
+        }
+        try await throttle.succeeded(on: req.sql)
+        if case .recoveryCode(let left) = accepted {
+            try await AuditWriter(staff: user).record("two-factor: recovery code used", table: "staff_users", ids: [id],
+                                                      before: [:], after: [id: "{\"recovery_codes_left\": \(left)}"], on: req.sql)
+        }
+        req.adminSession.signIn(user)
+        if case .recoveryCode(let left) = accepted {
+            req.adminSession.flash("You signed in with a recovery code; \(left) \(left == 1 ? "is" : "are") left. Make new ones on your two-factor page.")
+        }
         return req.redirect(to: safeNext(form.value("next")))
     }
 

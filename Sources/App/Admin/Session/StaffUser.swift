@@ -10,6 +10,12 @@ struct StaffUser: Sendable, Equatable {
     let id: Int
     let email: String
     let role: StaffRole
+    /// Whether they signed in with a second factor enrolled (TOTP).
+    var hasSecondFactor = false
+    /// Their time zone (an IANA name): console times are shown in it.
+    var timeZone = "UTC"
+    /// auto (the system's), light or dark.
+    var theme = "auto"
 
     var canEdit: Bool { role != .viewer }
     var isAdmin: Bool { role == .admin }

@@ -63,6 +63,7 @@ extension AdminResource {
                 "books_language_format": FieldMessage(field: "language", message: "Use a two-letter ISO 639-1 code such as en."),
                 "books_cover_image_url_format": FieldMessage(field: "cover_image_url", message: "Enter an http(s) URL."),
                 "books_title_not_blank": FieldMessage(field: "title", message: "This field is required."),
+                "books_review_approved": FieldMessage(field: "status", message: "This book needs another editor's approval before it can be active: submit it for review from its page."),
                 "books_schedule_order": FieldMessage(field: "unpublish_at", message: "Leaving must come after going live."),
                 "books_publisher_id_fkey": FieldMessage(field: "publisher_id", message: "That publisher does not exist any more."),
                 "book_categories_category_id_fkey": FieldMessage(field: "category_ids", message: "A chosen category does not exist any more."),
@@ -78,6 +79,7 @@ extension AdminResource {
                 AdminColumn("status", "Status", format: .badge),
                 AdminColumn("catalog", "Parents see it", sql: BookSQL.catalogState("t"), format: .badge),
                 AdminColumn("schedule", "Schedule", sql: BookSQL.scheduleText("t")),
+                AdminColumn("review", "Review", sql: "COALESCE(t.review_state, 'not submitted')", format: .badge),
                 AdminColumn("ages", "Ages", sql: "t.age_min || '–' || t.age_max"),
                 AdminColumn("language", "Language"), AdminColumn("publisher", "Publisher", sql: "p.name"),
                 AdminColumn("cover_image_url", "Cover image URL"),
@@ -91,7 +93,7 @@ extension AdminResource {
                 AdminColumn("created_at", "Created", format: .datetime), AdminColumn("updated_at", "Updated", format: .datetime),
             ],
             related: bookRelated,
-            recordActions: [RecordAction(label: "Cover", path: BookCoverController.path)],
+            recordActions: [RecordAction(label: "Cover", path: BookCoverController.path), RecordAction(label: "Review", path: ReviewController.path)],
             deleteWarning: { id, sql in
                 let row = try await sql.raw("""
                     SELECT (SELECT count(*) FROM library_entries WHERE book_id = \(bind: id)) AS libraries,

@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import SQLKit
+import Vapor
+
+/// Delivers the webhook outbox (`webhook_deliveries`, written by triggers in the transaction of
+/// each change). Any instance may deliver: a pass claims due rows with a 60-second lease
+/// (`FOR UPDATE SKIP LOCKED`, so two instances never take the same row), POSTs each signed the
+/// Standard Webhooks way, and records the answer. A 2xx is delivered; anything else is retried
+/// after `WEBHOOK_RETRY_SECONDS` × 5ⁿ (at most 6 hours) until 8 attempts, then failed — the
+/// console's delivery log can send it again.
+final class WebhookDelivery: Sendable {
+    static let maxAttempts = 8
+    static let lease = 60
+    static let batch = 20
+    static let timeout: TimeAmount = .seconds(10)
+
+    private let ticker = Ticker()
+
+    func wake() { ticker.wake() }
+
+    func start(sql: any SQLDatabase, client: HTTPClient, retry: Double, logger: Logger) {
+        ticker.start(every: .seconds(2)) {
+            do { try await Self.pass(sql: sql, client: client, retry: retry, logger: logger) } catch {
+                logger.warning("webhook delivery pass failed", metadata: ["error": .string(String(describing: error))])
+            }
+        }
+    }
+
+    func shutdown() async { await ticker.shutdown() }
+
+    private struct Due: Decodable { let id: Int; let messageId: String; let payload: String; let url: String; let secret: String; let attempts: Int }
+
+    /// One pass: claims what is due and sends it. Returns how many were delivered.
+    @discardableResult
+    static func pass(sql: any SQLDatabase, client: HTTPClient, retry: Double, logger: Logger) async throws -> Int {
+        let due = try await sql.raw("""
+            UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => \(bind: lease))
+              FROM webhook_endpoints e
+             WHERE e.id = d.endpoint_id AND d.id IN (
+                   SELECT id FROM webhook_deliveries
+                    WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                    ORDER BY next_attempt_at, id LIMIT \(bind: batch) FOR UPDATE SKIP LOCKED)
+            RETURNING d.id, d.message_id, d.payload::text AS payload, e.url, e.secret, d.attempts
+            """).all(decoding: Due.self, keyDecodingStrategy: .convertFromSnakeCase)
+        var delivered = 0
+        for item in due.sorted(by: { $0.id < $1.id }) {
+            let outcome = await send(item, client: client)
+            if outcome.ok { delivered += 1 }
+            let attempts = item.attempts + 1
+            let wait = min(retry * pow(5, Double(attempts - 1)), 6 * 3600)
+            try await sql.raw("""
+                UPDATE webhook_deliveries SET attempts = \(bind: attempts), locked_until = NULL, last_status = \(bind: outcome.status),
+                       last_error = \(bind: outcome.error),
+                       delivered_at = CASE WHEN \(bind: outcome.ok) THEN now() END,
+                       failed_at = CASE WHEN NOT \(bind: outcome.ok) AND \(bind: attempts) >= \(bind: maxAttempts) THEN now() END,
+                       next_attempt_at = now() + make_interval(secs => \(bind: wait))
+                 WHERE id = \(bind: item.id)
+                """).run()
+            if !outcome.ok {
+                logger.info("webhook delivery failed", metadata: ["delivery": .stringConvertible(item.id), "attempt": .stringConvertible(attempts),
+                                                                  "error": .string(outcome.error ?? "HTTP \(outcome.status ?? 0)")])
+            }
+        }
+        return delivered
+    }
+
+    private static func send(_ item: Due, client: HTTPClient) async -> (ok: Bool, status: Int?, error: String?) {
+        guard let key = WebhookSignature.key(secret: item.secret) else { return (false, nil, "the endpoint's secret is not a usable key") }
+        let timestamp = Int(Date().timeIntervalSince1970)
+        let body = Data(item.payload.utf8)
+        var request = HTTPClientRequest(url: item.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Storytime-Webhooks/1")
+        request.headers.add(name: "webhook-id", value: item.messageId)
+        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+        request.headers.add(name: "webhook-signature", value: WebhookSignature.sign(id: item.messageId, timestamp: timestamp, body: body, key: key))
+        request.body = .bytes(ByteBuffer(data: body))
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let status = Int(response.status.code)
+            return ((200..<300).contains(status), status, (200..<300).contains(status) ? nil : "HTTP \(status)")
+        } catch {
+            return (false, nil, String(String(describing: error).prefix(300)))
+        }
+    }
+}
+
+/// Starts webhook delivery with the server (not in tests, which run passes themselves), and stops
+/// it before the pool closes.
+struct WebhookDeliveryStarter: LifecycleHandler {
+    func didBootAsync(_ app: Application) async throws {
+        guard app.environment != .testing else { return }
+        app.appServices.webhookDelivery.start(sql: app.db.sql(counting: app.appServices.queryCounter), client: app.http.client.shared,
+                                              retry: app.settings.webhookRetrySeconds, logger: app.logger)
+    }
+
+    func shutdownAsync(_ app: Application) async {
+        await app.appServices.webhookDelivery.shutdown()
+    }
+}

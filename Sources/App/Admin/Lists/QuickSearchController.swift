@@ -1,0 +1,58 @@
+import Core
+import SQLKit
+import Vapor
+
+/// ⌘K / Ctrl-K: one search across books, publishers, categories and the console's own pages.
+/// `/admin/search?q=` is a page (it works without script); the palette asks the same path for
+/// JSON (`Accept: application/json`).
+struct QuickSearchController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(AdminPath.segments(AdminPath.quickSearch), use: search)
+    }
+
+    struct Result: Content {
+        let label: String
+        let kind: String
+        let href: String
+    }
+
+    struct Page: Encodable {
+        let layout: LayoutView
+        let query: String
+        let results: [Result]
+    }
+
+    static let perKind = 6
+
+    @Sendable
+    func search(req: Request) async throws -> Response {
+        let staff = try req.staff
+        let query = String((req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        var results: [Result] = []
+        if !query.isEmpty {
+            let layout = LayoutView(req, title: "Search", section: "")
+            let folded = query.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            results += layout.nav.filter { $0.label.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).contains(folded) }
+                .map { Result(label: $0.label, kind: "Page", href: $0.href) }
+            for (resource, column, kind) in [(AdminResource.books, "title", "Book"), (.publishers, "name", "Publisher"), (.categories, "name", "Category")] {
+                let rows = try await req.sql.raw("""
+                    SELECT id, \(ident: column) AS label FROM \(ident: resource.table) t
+                     WHERE \(TextMatch.contains(SQLFragment(stringLiteral: "t.\(column)"), query))
+                     ORDER BY lower(\(ident: column)) LIKE lower(\(bind: TextMatch.escaped(query) + "%")) DESC, length(\(ident: column)), id LIMIT \(bind: Self.perKind)
+                    """).all()
+                results += try rows.map { Result(label: try $0.decode(column: "label", as: String.self), kind: kind,
+                                                 href: AdminPath.record(resource.slug, try $0.decode(column: "id", as: Int.self))) }
+            }
+            if staff.isAdmin, query.contains("@") {
+                let rows = try await req.sql.raw("SELECT id, email FROM staff_users WHERE email ILIKE \(bind: "%" + TextMatch.escaped(query) + "%") ORDER BY email LIMIT \(bind: Self.perKind)").all()
+                results += try rows.map { Result(label: try $0.decode(column: "email", as: String.self), kind: "Staff user",
+                                                 href: AdminPath.record(AdminResource.staffUsers.slug, try $0.decode(column: "id", as: Int.self))) }
+            }
+        }
+        if req.headers.accept.contains(where: { $0.mediaType == .json }) {
+            return try await results.encodeResponse(for: req)
+        }
+        return try await req.view.render("quick_search", Page(layout: LayoutView(req, title: "Search", section: ""), query: query, results: results))
+            .encodeResponse(for: req)
+    }
+}

@@ -1,0 +1,57 @@
+import Core
+import SQLKit
+import Vapor
+
+/// Saved views: a list's query (filters, search, sort, page size, columns) under a name, personal
+/// or shared with all staff. Opening one is following a link; saving the same name again replaces
+/// it (one statement, so two saves at once leave one view).
+enum SavedViews {
+    struct Link: Encodable {
+        let name: String
+        let href: String
+        let shared: Bool
+        let current: Bool
+    }
+
+    static func list(resource: String, staff: StaffUser, current: String, listURL: String, on sql: any SQLDatabase) async throws -> [Link] {
+        try await sql.raw("""
+            SELECT name, query, shared FROM saved_views
+             WHERE resource = \(bind: resource) AND (staff_user_id = \(bind: staff.id) OR shared)
+             ORDER BY lower(name), id LIMIT 50
+            """).all().map { row in
+            let query = try row.decode(column: "query", as: String.self)
+            return Link(name: try row.decode(column: "name", as: String.self), href: listURL + (query.isEmpty ? "" : "?" + query),
+                        shared: try row.decode(column: "shared", as: Bool.self), current: query == current)
+        }
+    }
+}
+
+struct SavedViewsController: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.post(AdminPath.segments(AdminPath.savedViews), use: save)
+    }
+
+    @Sendable
+    func save(req: Request) async throws -> Response {
+        let staff = try req.staff
+        let form = try FormBody(req)
+        guard let resource = ResourceRegistry.navigation.first(where: { $0.slug == form.value("resource") }),
+              !resource.access.requiresAdmin || staff.isAdmin else { throw Abort(.notFound) }
+        let name = (form.value("name") ?? "").trimmingCharacters(in: .whitespaces)
+        // Only a query string goes back into the list's URL: re-encoded pair by pair.
+        let query = QueryParameters(pairs: QueryParameters(query: form.value("query") ?? "").pairs.filter { $0.name != "page" && $0.name != "csrf_token" }).encoded
+        let list = AdminPath.list(resource.slug)
+        guard (1...80).contains(name.count) else {
+            req.adminSession.flash("Name the view (up to 80 characters) to save it.")
+            return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
+        }
+        guard query.utf8.count <= 2000 else { throw Abort(.badRequest, reason: "This view's filter is too long to save.") }
+        try await req.sql.raw("""
+            INSERT INTO saved_views (staff_user_id, resource, name, query, shared)
+            VALUES (\(bind: staff.id), \(bind: resource.slug), \(bind: name), \(bind: query), \(bind: form.value("shared") == "on"))
+            ON CONFLICT (staff_user_id, resource, lower(name)) DO UPDATE SET query = EXCLUDED.query, shared = EXCLUDED.shared
+            """).run()
+        req.adminSession.flash("Saved the view “\(name)”.")
+        return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
+    }
+}

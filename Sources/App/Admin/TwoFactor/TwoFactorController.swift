@@ -1,0 +1,165 @@
+import SQLKit
+import Vapor
+
+/// A staff member's own second factor (`/admin/account/two-factor`): enrol by scanning a QR code
+/// (drawn by the server, no script) and confirming one code, then ten recovery codes shown once;
+/// new recovery codes or turning it off take a current code. Admins reset another's from their
+/// staff page (`/admin/staff_users/:id/two-factor`). Everything is audited.
+struct TwoFactorController: RouteCollection {
+    static let resetPath = "two-factor"
+
+    func boot(routes: any RoutesBuilder) throws {
+        let own = AdminPath.segments(AdminPath.twoFactor)
+        routes.get(own, use: page)
+        routes.get(AdminPath.segments(AdminPath.twoFactorQR), use: qr)
+        routes.post(own + [.constant("enable")], use: enable)
+        routes.post(own + [.constant("recovery-codes")], use: regenerate)
+        routes.post(own + [.constant("disable")], use: disable)
+        let reset = [.constant(AdminResource.staffUsers.slug), .parameter("id"), .constant(Self.resetPath)] as [PathComponent]
+        routes.get(reset, use: resetForm)
+        routes.post(reset, use: self.reset)
+    }
+
+    struct Page: Encodable {
+        let layout: LayoutView
+        let enabled: Bool
+        let required: Bool
+        let secret: String?
+        let qrURL: String
+        let codesLeft: Int
+        let newCodes: [String]
+        let hasNewCodes: Bool
+        let error: String?
+        let paths = Paths()
+        struct Paths: Encodable {
+            let enable = AdminPath.twoFactor + "/enable"
+            let regenerate = AdminPath.twoFactor + "/recovery-codes"
+            let disable = AdminPath.twoFactor + "/disable"
+            let dashboard = AdminPath.dashboard
+        }
+    }
+
+    /// The secret being enrolled: kept sealed in the session until confirmed, so the QR code and
+    /// the page show the same one.
+    private func pendingSecret(_ req: Request) throws -> [UInt8] {
+        let box = SecretBox(sessionSecret: req.application.settings.sessionSecret)
+        if let sealed = req.adminSession.pendingTOTP, let secret = box.open(sealed) { return secret }
+        let secret = [UInt8].random(count: 20)
+        req.adminSession.pendingTOTP = try box.seal(secret)
+        return secret
+    }
+
+    private func render(_ req: Request, newCodes: [String] = [], error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
+        let user = try req.staff
+        let store = TwoFactorStore(req)
+        let enabled = try await req.sql.raw("SELECT totp_enabled_at IS NOT NULL AS on FROM staff_users WHERE id = \(bind: user.id)").first()?
+            .decode(column: "on", as: Bool.self) ?? false
+        let secret = enabled ? nil : try pendingSecret(req)
+        let page = Page(layout: LayoutView(req, title: "Two-factor sign-in", section: "account"), enabled: enabled,
+                        required: req.application.settings.staffTwoFactor.requires(user.role),
+                        secret: secret.map { Base32.encode($0).chunked(4) }, qrURL: AdminPath.twoFactorQR,
+                        codesLeft: enabled ? try await store.recoveryCodesLeft(user: user.id) : 0, newCodes: newCodes, hasNewCodes: !newCodes.isEmpty, error: error)
+        let response = try await req.view.render("two_factor", page).encodeResponse(for: req)
+        response.status = status
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return response
+    }
+
+    @Sendable
+    func page(req: Request) async throws -> Response { try await render(req) }
+
+    @Sendable
+    func qr(req: Request) async throws -> Response {
+        let user = try req.staff
+        let svg = try await QRCode.svg(TOTP.link(secret: try pendingSecret(req), account: user.email))
+        return Response(status: .ok, headers: ["Content-Type": "image/svg+xml", "Cache-Control": "no-store"], body: .init(string: svg))
+    }
+
+    @Sendable
+    func enable(req: Request) async throws -> Response {
+        let user = try req.staff
+        let code = try FormBody(req).value("code") ?? ""
+        guard let codes = try await TwoFactorStore(req).enable(user: user.id, secret: try pendingSecret(req), code: code) else {
+            return try await render(req, error: "That code does not match. Check your phone's clock and enter the code shown now.", status: .badRequest)
+        }
+        req.adminSession.pendingTOTP = nil
+        try await audit(req, "two-factor: enabled", target: user.id)
+        return try await render(req, newCodes: codes)
+    }
+
+    /// New recovery codes (the old ones stop working), with a current code.
+    @Sendable
+    func regenerate(req: Request) async throws -> Response {
+        let user = try req.staff
+        guard try await confirmed(req, user: user) else {
+            return try await render(req, error: "Enter a current code from your authenticator app.", status: .badRequest)
+        }
+        let codes = TwoFactorStore.newRecoveryCodes()
+        try await req.transaction { sql in try await TwoFactorStore.replaceRecoveryCodes(codes, user: user.id, on: sql) }
+        try await audit(req, "two-factor: new recovery codes", target: user.id)
+        return try await render(req, newCodes: codes)
+    }
+
+    @Sendable
+    func disable(req: Request) async throws -> Response {
+        let user = try req.staff
+        guard !req.application.settings.staffTwoFactor.requires(user.role) else {
+            return try await render(req, error: "Your role must sign in with a second factor here; it cannot be turned off.", status: .forbidden)
+        }
+        guard try await confirmed(req, user: user) else {
+            return try await render(req, error: "Enter a current code from your authenticator app.", status: .badRequest)
+        }
+        try await req.transaction { sql in try await TwoFactorStore.disable(user: user.id, on: sql) }
+        try await audit(req, "two-factor: disabled", target: user.id)
+        req.adminSession.flash("Two-factor sign-in is off.")
+        return req.redirect(to: AdminPath.twoFactor)
+    }
+
+    private func confirmed(_ req: Request, user: StaffUser) async throws -> Bool {
+        try await TwoFactorStore(req).verify(user: user.id, code: try FormBody(req).value("code") ?? "") != nil
+    }
+
+    @Sendable
+    func resetForm(req: Request) async throws -> View {
+        try req.requireAdmin()
+        let (id, email) = try await target(req)
+        let page = ConfirmPage(layout: LayoutView(req, title: "Reset two-factor sign-in", section: AdminResource.staffUsers.slug),
+                               heading: "Reset two-factor sign-in of \(email)?",
+                               message: "Their authenticator app and recovery codes stop working. They sign in with their password and enrol again\(req.application.settings.staffTwoFactor == .none ? "" : " (at once, if their role requires it)").",
+                               warning: nil, action: AdminPath.record(AdminResource.staffUsers.slug, id) + "/" + Self.resetPath,
+                               cancelURL: AdminPath.record(AdminResource.staffUsers.slug, id), button: "Reset two-factor")
+        return try await req.view.render("confirm", page)
+    }
+
+    @Sendable
+    func reset(req: Request) async throws -> Response {
+        try req.requireAdmin()
+        let (id, email) = try await target(req)
+        try await req.transaction { sql in
+            try await TwoFactorStore.disable(user: id, on: sql)
+            try await AuditWriter(staff: try req.staff).record("two-factor: reset by an admin", table: "staff_users", ids: [id], before: [:], after: [:], on: sql)
+        }
+        req.adminSession.flash("Two-factor sign-in of \(email) was reset.")
+        return req.redirect(to: AdminPath.record(AdminResource.staffUsers.slug, id))
+    }
+
+    private func target(_ req: Request) async throws -> (Int, String) {
+        guard let id = req.parameters.get("id", as: Int.self),
+              let row = try await req.sql.raw("SELECT email FROM staff_users WHERE id = \(bind: id)").first() else { throw Abort(.notFound) }
+        return (id, try row.decode(column: "email", as: String.self))
+    }
+
+    private func audit(_ req: Request, _ action: String, target: Int) async throws {
+        try await AuditWriter(staff: try req.staff).record(action, table: "staff_users", ids: [target], before: [:], after: [:], on: req.sql)
+    }
+}
+
+extension String {
+    /// "ABCDEFGH" → "ABCD EFGH": a secret typed by hand.
+    func chunked(_ size: Int) -> String {
+        stride(from: 0, to: count, by: size).map { i in
+            let start = index(startIndex, offsetBy: i)
+            return String(self[start..<(index(start, offsetBy: size, limitedBy: endIndex) ?? endIndex)])
+        }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Foundation
+import SQLKit
+import Vapor
+
+/// A staff member's second factor in PostgreSQL: the sealed TOTP secret, the last step a code was
+/// accepted for (each code works once: the update is conditional), and ten recovery codes kept as
+/// SHA-256, each spent by one conditional update.
+struct TwoFactorStore: Sendable {
+    let req: Request
+    let box: SecretBox
+    var sql: any SQLDatabase { req.sql }
+
+    init(_ req: Request) {
+        self.req = req
+        box = SecretBox(sessionSecret: req.application.settings.sessionSecret)
+    }
+
+    static let recoveryCount = 10
+
+    /// `xxxxx-xxxxx`: 50 random bits in base32 (no 0/1/8/9 to misread).
+    static func newRecoveryCodes() -> [String] {
+        (0..<recoveryCount).map { _ in
+            let text = Base32.encode([UInt8].random(count: 7)).lowercased().prefix(10)
+            return text.prefix(5) + "-" + text.suffix(5)
+        }
+    }
+
+    static func hash(recoveryCode code: String) -> String {
+        let normal = code.lowercased().filter { $0.isLetter || $0.isNumber }
+        return SHA256.hash(data: Data(normal.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Turns the factor on with `secret` once `code` matches it; returns the recovery codes to show once.
+    func enable(user: Int, secret: [UInt8], code: String, now: Date = Date()) async throws -> [String]? {
+        guard let step = TOTP.matchingStep(of: code, secret: secret, at: now) else { return nil }
+        let codes = Self.newRecoveryCodes()
+        let sealed = try box.seal(secret)
+        try await req.transaction { sql in
+            try await sql.raw("""
+                UPDATE staff_users SET totp_secret = \(bind: sealed), totp_enabled_at = now(), totp_last_step = \(bind: step)
+                 WHERE id = \(bind: user)
+                """).run()
+            try await Self.replaceRecoveryCodes(codes, user: user, on: sql)
+        }
+        return codes
+    }
+
+    static func replaceRecoveryCodes(_ codes: [String], user: Int, on sql: any SQLDatabase) async throws {
+        try await sql.raw("DELETE FROM staff_recovery_codes WHERE staff_user_id = \(bind: user)").run()
+        try await sql.raw("""
+            INSERT INTO staff_recovery_codes (staff_user_id, code_hash) SELECT \(bind: user), unnest(\(bind: codes.map(hash(recoveryCode:)))::text[])
+            """).run()
+    }
+
+    enum Accepted: Equatable { case code, recoveryCode(left: Int) }
+
+    /// Checks a code typed at sign-in: a TOTP code of a step not used before, or an unused
+    /// recovery code (spent now). Nil: neither.
+    func verify(user: Int, code: String, now: Date = Date()) async throws -> Accepted? {
+        guard let row = try await sql.raw("SELECT totp_secret FROM staff_users WHERE id = \(bind: user) AND totp_enabled_at IS NOT NULL").first(),
+              let sealed = try row.decode(column: "totp_secret", as: String?.self), let secret = box.open(sealed) else { return nil }
+        if let step = TOTP.matchingStep(of: code, secret: secret, at: now) {
+            let used = try await sql.raw("""
+                UPDATE staff_users SET totp_last_step = \(bind: step) WHERE id = \(bind: user) AND totp_last_step < \(bind: step) RETURNING id
+                """).first()
+            return used == nil ? nil : .code
+        }
+        guard code.count <= 40 else { return nil }
+        let spent = try await sql.raw("""
+            WITH spent AS (
+                UPDATE staff_recovery_codes SET used_at = now()
+                 WHERE staff_user_id = \(bind: user) AND code_hash = \(bind: Self.hash(recoveryCode: code)) AND used_at IS NULL RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM spent) AS spent,
+                   (SELECT count(*) FROM staff_recovery_codes WHERE staff_user_id = \(bind: user) AND used_at IS NULL) - 1 AS left
+            """).first()!
+        guard try spent.decode(column: "spent", as: Int.self) == 1 else { return nil }
+        return .recoveryCode(left: try spent.decode(column: "left", as: Int.self))
+    }
+
+    func recoveryCodesLeft(user: Int) async throws -> Int {
+        try await sql.raw("SELECT count(*) AS n FROM staff_recovery_codes WHERE staff_user_id = \(bind: user) AND used_at IS NULL")
+            .first()!.decode(column: "n", as: Int.self)
+    }
+
+    /// Turns the factor off (the staff member themselves, or an admin's reset).
+    static func disable(user: Int, on sql: any SQLDatabase) async throws {
+        try await sql.raw("UPDATE staff_users SET totp_secret = NULL, totp_enabled_at = NULL WHERE id = \(bind: user)").run()
+        try await sql.raw("DELETE FROM staff_recovery_codes WHERE staff_user_id = \(bind: user)").run()
+    }
+}
+
+/// Between the password and the code: a signed, five-minute ticket naming the staff member, bound
+/// to the visitor's cookie — nothing is stored, and a ticket cannot be carried to another browser.
+enum SecondFactorTicket {
+    static let lifetime: TimeInterval = 300
+
+    static func make(user: Int, visitor: String, secret: String, now: Date = Date()) -> String {
+        let expires = Int(now.timeIntervalSince1970 + lifetime)
+        return "\(user).\(expires).\(mac(user: user, expires: expires, visitor: visitor, secret: secret))"
+    }
+
+    /// The staff member's id when `ticket` is genuine, this visitor's and not expired.
+    static func user(of ticket: String, visitor: String, secret: String, now: Date = Date()) -> Int? {
+        let parts = ticket.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let user = Int(parts[0]), let expires = Int(parts[1]), Double(expires) > now.timeIntervalSince1970,
+              TOTP.constantTimeEqual(String(parts[2]), mac(user: user, expires: expires, visitor: visitor, secret: secret)) else { return nil }
+        return user
+    }
+
+    private static func mac(user: Int, expires: Int, visitor: String, secret: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data("second factor\u{0}\(user)\u{0}\(expires)\u{0}\(visitor)".utf8),
+                                        using: SymmetricKey(data: Data(secret.utf8))).map { String(format: "%02x", $0) }.joined()
+    }
+}
