@@ -16,6 +16,8 @@ fresh_database $db
 $app seed categories >/dev/null
 $app staff create --email editor@e2e.test --password 'editor password' --role editor >/dev/null
 $app staff create --email viewer@e2e.test --password 'viewer password' --role viewer >/dev/null
+$app staff create --email reviewer@e2e.test --password 'reviewer password' --role editor >/dev/null
+$app staff create --email admin@e2e.test --password 'admin password' --role admin >/dev/null
 $app parent create --email parent@e2e.test --password 'parent password' --child Ada >/dev/null
 scripts/db.sh psql -d $db -q <<'SQL'
 INSERT INTO books (title, author, status, age_min, age_max) VALUES
@@ -31,9 +33,28 @@ INSERT INTO books (title, author, status, age_min, age_max, publisher_id)
 INSERT INTO rights_windows (book_id, starts_at, ends_at)
   SELECT id, timestamptz '2026-10-01T00:00Z', timestamptz '2026-12-31T12:00Z' FROM books WHERE title = 'E2E Calendar'
   UNION ALL SELECT id, timestamptz '2027-01-02T09:00Z', NULL FROM books WHERE title = 'E2E Calendar';
+-- Review and preview: a draft to review; a book scheduled for 2030; a book licensed in France only.
+INSERT INTO books (title, author, status, age_min, age_max) VALUES ('Review Fox', 'Rex', 'draft', 2, 6);
+INSERT INTO books (title, author, status, age_min, age_max, publish_at) VALUES ('Future Owl', 'Ola', 'active', 2, 6, timestamptz '2030-01-01T00:00Z');
+INSERT INTO books (title, author, status, age_min, age_max) VALUES ('France Only Hen', 'Henri', 'active', 2, 6);
+INSERT INTO rights_windows (book_id, starts_at, territories)
+  SELECT id, now() - interval '1 day', CASE WHEN title = 'France Only Hen' THEN ARRAY['FR'] END FROM books WHERE title IN ('Review Fox', 'Future Owl', 'France Only Hen');
+INSERT INTO video_assets (book_id, status, duration_seconds, has_captions)
+  SELECT id, 'ready', 200, true FROM books WHERE title IN ('Review Fox', 'Future Owl', 'France Only Hen');
 SQL
 
-start_app .build/e2e-server.log
+# A current axe-core for the accessibility checks (tests/e2e/test_console.py): the one bundled
+# by this pinned PyPI package (axe-core 4.12.1), not axe-selenium-python's 2018 copy.
+axe_dir=.build/axe
+if [ ! -s "$axe_dir/axe.min.js" ]; then
+    mkdir -p "$axe_dir"
+    python3 -m pip download -q --disable-pip-version-check --no-deps -d "$axe_dir" 'axe-playwright-python==0.1.8' 2>&1 | grep -v "Running pip as the 'root'" || true
+    python3 -c 'import sys, zipfile, glob; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/axe_playwright_python-*.whl")[0]); open(sys.argv[1] + "/axe.min.js", "wb").write(z.read("axe_playwright_python/axe.min.js"))' "$axe_dir"
+fi
+export STORYTIME_AXE="$PWD/$axe_dir/axe.min.js"
+
+# Review before live is on for this run (the trigger holds every write path to it).
+CONSOLE_REVIEW=on start_app .build/e2e-server.log
 
 # A cover to upload, made by libvips (scripts/deps.sh installs its tools).
 cover=$(mktemp --suffix=.jpg)

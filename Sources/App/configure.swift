@@ -56,7 +56,11 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     }
 
     try routes(app)
-    try await ReviewPolicy.write(settings.consoleReview, on: app)
+    // The server (and tests) write CONSOLE_REVIEW where the database reads it; other commands
+    // (`migrate`, `staff create`) leave the running servers' choice alone.
+    if app.environment == .testing || [nil, "serve"].contains(app.environment.arguments.dropFirst().first) {
+        try await ReviewPolicy.write(settings.consoleReview, on: app)
+    }
     // Replace the default error middleware: /api answers problem+json, the rest plain errors.
     // Outermost first; the HTTP conventions (docs/api.md) sit around the problems they shape.
     app.middleware = .init()

@@ -76,7 +76,7 @@ struct ConsoleTests {
         let bedtimeRow = try #require(list.html.range(of: ">Bedtime</a>"))
         let animalsRow = try #require(list.html.range(of: ">Animals &amp; Nature</a>"))
         #expect(bedtimeRow.lowerBound < animalsRow.lowerBound)   // display_order 1 before 2
-        #expect(list.html.contains("<td>2</td>"))                 // book count
+        #expect(list.html.contains(#"<td class="col-number">2</td>"#))   // book count
 
         let confirm = try await client.get("/admin/categories/\(bedtime)/delete")
         #expect(confirm.html.contains("2 books lose this category."))
@@ -220,7 +220,7 @@ struct ConsoleTests {
         #expect(try await client.get("/admin/books/\(long)").html.contains("<dt>Duration</dt><dd>1:02:05</dd>"))
         #expect(try await client.get("/admin/books/\(pending)").html.contains("<dt>Duration</dt><dd>—</dd>"))
         let list = try await client.get("/admin/books")
-        #expect(list.html.contains("<td>5:40</td>") && list.html.contains("<td>1:02:05</td>"))
+        #expect(list.html.contains(#"<td class="col-duration">5:40</td>"#) && list.html.contains(#"<td class="col-duration">1:02:05</td>"#))
     }
 
     @Test("output is escaped: a category named <script>alert(1)</script> shows as text", .app)

@@ -94,7 +94,7 @@ struct CoverTests {
         #expect(try await app.get("/covers/..%2F..%2Fetc%2Fpasswd").status == .notFound)
         // The console: a lazy thumbnail with its box in the list, the cover on the book's page, the cover page.
         let list = try await console.get("/admin/books").html
-        #expect(list.contains(#"<img class="thumb" src="/covers/\#(first)" width="40" height="40" loading="lazy" alt="">"#))
+        #expect(list.contains(#"<img class="thumb" src="/covers/\#(first)" width="28" height="28" loading="lazy" alt="">"#))
         #expect(try await console.get("/admin/books/\(book)").html.contains(#"<img class="cover" src="/covers/"#))
         let coverPage = try await console.get("/admin/books/\(book)/cover").html
         #expect(coverPage.contains("1600 × 1000 pixels") && coverPage.contains("#c86432"))

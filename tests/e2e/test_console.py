@@ -15,6 +15,15 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 BASE = os.environ["STORYTIME_URL"]
 
 
+def totp(secret, step):
+    """RFC 6238 (SHA-1, 6 digits, 30 s) — what an authenticator app computes."""
+    import base64, hashlib, hmac, struct
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    mac = hmac.new(key, struct.pack(">Q", step), hashlib.sha1).digest()
+    offset = mac[-1] & 15
+    return "%06d" % ((struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000)
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -322,3 +331,168 @@ class ConsoleTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+    # --- Second factor, review, preview, saved views, Ctrl-K, accessibility -------------------
+
+    def test_a_two_factor_enrolment_then_sign_in_with_a_code_and_with_a_recovery_code(self):
+        import time
+        d = self.driver
+        d.get(BASE + "/admin/login")
+        self.fill("email", "admin@e2e.test")
+        self.fill("password", "admin password")
+        self.submit(d.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+        # Admins must enrol first (STAFF_2FA_REQUIRED=admin, the default).
+        self.assertIn("Two-factor sign-in", d.find_element(By.TAG_NAME, "h1").text)
+        qr = d.find_element(By.CSS_SELECTOR, "img.qr")
+        WebDriverWait(d, 10).until(lambda _: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", qr))
+        secret = d.find_element(By.ID, "totp-secret").text.replace(" ", "")
+        step = int(time.time() // 30)
+        self.fill("code", totp(secret, step))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Turn on two-factor sign-in']"))
+        codes = [c.text for c in d.find_elements(By.CSS_SELECTOR, "ol.codes code")]
+        self.assertEqual(10, len(codes))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Sign out']"))
+        # With a code (the next step's: the enrolment's is spent).
+        self.fill("email", "admin@e2e.test")
+        self.fill("password", "admin password")
+        self.submit(d.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+        self.fill("code", totp(secret, step + 1))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Verify']"))
+        self.assertIn("Dashboard", d.find_element(By.TAG_NAME, "h1").text)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Sign out']"))
+        # With a recovery code: once.
+        for attempt in range(2):
+            d.get(BASE + "/admin/login")
+            self.fill("email", "admin@e2e.test")
+            self.fill("password", "admin password")
+            self.submit(d.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+            self.fill("code", codes[0])
+            self.submit(d.find_element(By.XPATH, "//button[text()='Verify']"))
+            if attempt == 0:
+                self.assertIn("recovery code", d.find_element(By.CLASS_NAME, "flash").text)
+                self.submit(d.find_element(By.XPATH, "//button[text()='Sign out']"))
+            else:
+                self.assertIn("wrong or was already used", d.find_element(By.ID, "code-error").text)
+
+    def test_b_review_submit_then_approve_then_live(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=review+fox")
+        self.submit(d.find_element(By.LINK_TEXT, "Review Fox"))
+        book_url = d.current_url
+        self.submit(d.find_element(By.LINK_TEXT, "Edit"))
+        Select(d.find_element(By.ID, "field-status")).select_by_visible_text("Active")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
+        self.assertIn("needs another editor's approval", d.find_element(By.ID, "error-status").text)
+        d.get(book_url)
+        self.submit(d.find_element(By.LINK_TEXT, "Review"))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Submit for review']"))
+        self.assertIn("Waiting for review", d.find_element(By.TAG_NAME, "main").text)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Sign out']"))
+        self.sign_in("reviewer@e2e.test", "reviewer password")
+        self.submit(d.find_element(By.LINK_TEXT, "Review queue"))
+        self.submit(d.find_element(By.LINK_TEXT, "Review Fox"))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Approve']"))
+        self.assertIn("Approved", d.find_element(By.CLASS_NAME, "flash").text)
+        self.submit(d.find_element(By.XPATH, "//button[text()='Sign out']"))
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(book_url + "/edit")
+        Select(d.find_element(By.ID, "field-status")).select_by_visible_text("Active")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
+        d.get(book_url)
+        details = d.find_element(By.CLASS_NAME, "details").text
+        self.assertIn("live", details)
+        titles = [b["title"] for b in api("/api/v1/catalog/books?q=review+fox", token=self.parent_token())["data"]]
+        self.assertEqual(["Review Fox"], titles)
+
+    def parent_token(self):
+        return api("/api/v1/auth/token", body={"email": "parent@e2e.test", "password": "parent password"})["access_token"]
+
+    def test_c_preview_as_a_family_on_a_future_date_and_in_another_country(self):
+        d = self.driver
+        self.sign_in("viewer@e2e.test", "viewer password")
+        self.submit(d.find_element(By.LINK_TEXT, "Preview"))
+        self.fill("country", "US")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Preview']"))
+        grid = d.find_element(By.CLASS_NAME, "preview-grid").text
+        self.assertIn("E2E Alpha", grid)
+        self.assertNotIn("Future Owl", grid)
+        self.assertNotIn("France Only Hen", grid)
+        d.find_element(By.ID, "date").send_keys("02012030")   # mm/dd/yyyy in an en-US Chromium
+        self.assertEqual("2030-02-01", d.find_element(By.ID, "date").get_attribute("value"))
+        self.submit(d.find_element(By.XPATH, "//button[text()='Preview']"))
+        self.assertIn("Future Owl", d.find_element(By.CLASS_NAME, "preview-grid").text)
+        self.assertIn("on 2030-02-01", d.find_element(By.ID, "preview-summary").text)
+        self.fill("country", "FR")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Preview']"))
+        self.assertIn("France Only Hen", d.find_element(By.CLASS_NAME, "preview-grid").text)
+
+    def test_d_saved_view(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books")
+        Select(d.find_element(By.ID, "filter-status")).select_by_visible_text("Draft")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Apply filters']"))
+        d.find_element(By.XPATH, "//summary[text()='Save this view']").click()
+        self.fill("view-name", "My drafts")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save view']"))
+        self.assertIn("Saved the view", d.find_element(By.CLASS_NAME, "flash").text)
+        d.get(BASE + "/admin/books")
+        self.submit(d.find_element(By.LINK_TEXT, "My drafts"))
+        self.assertIn("status=draft", d.current_url)
+        self.assertEqual("page", d.find_element(By.LINK_TEXT, "My drafts").get_attribute("aria-current"))
+        self.assertTrue(d.find_elements(By.CSS_SELECTOR, "table.list tbody .badge-draft"))
+        self.assertFalse(d.find_elements(By.CSS_SELECTOR, "table.list tbody .badge-active"))
+
+    def test_e_ctrl_k_opens_search_and_enter_goes_to_the_book(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.find_element(By.TAG_NAME, "body").send_keys(Keys.CONTROL, "k")
+        field = d.find_element(By.ID, "palette-q")
+        WebDriverWait(d, 5).until(lambda _: d.switch_to.active_element == field)
+        field.send_keys("alpha")
+        WebDriverWait(d, 5).until(lambda _: d.find_elements(By.CSS_SELECTOR, "#palette-results a[aria-selected=true]"))
+        self.assertIn("E2E Alpha", d.find_element(By.ID, "palette-results").text)
+        self.driver.execute_script("window.__previousPage = true")
+        field.send_keys(Keys.ENTER)
+        self.wait_for_new_page()
+        self.assertIn("E2E Alpha", d.find_element(By.TAG_NAME, "h1").text)
+
+    def axe(self, dark=False):
+        """Runs the pinned, current axe-core on this page with WCAG 2.2 A/AA rules."""
+        d = self.driver
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+        with open(os.environ["STORYTIME_AXE"], encoding="utf-8") as f:
+            d.execute_script(f.read())
+        d.set_script_timeout(60)
+        result = d.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}})
+               .then(r => done(r.violations.map(v => v.id + ': ' + v.help + ' — ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))))
+               .catch(e => done(['axe failed: ' + e]));
+        """)
+        return result
+
+    def test_f_every_console_page_type_has_no_axe_violations(self):
+        d = self.driver
+        checked, failures = 0, []
+        d.get(BASE + "/admin/login")
+        failures += ["login: " + v for v in self.axe()]
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=e2e+alpha")
+        book = d.find_element(By.LINK_TEXT, "E2E Alpha").get_attribute("href")
+        pages = ["/admin", "/admin/books", book, book + "/edit", book + "/review", book + "/cover", book + "/rights_windows",
+                 "/admin/books/new", "/admin/books/import", "/admin/categories", "/admin/publishers", "/admin/video_assets",
+                 "/admin/synonyms", "/admin/reviews", "/admin/preview?country=US", "/admin/rights/calendar?month=2026-12",
+                 "/admin/reports/plays", "/admin/reports/searches", "/admin/audit", "/admin/search?q=e2e", "/admin/account",
+                 "/admin/account/tokens", "/admin/account/two-factor", "/admin/account/password", "/admin/categories/new"]
+        for page in pages:
+            d.get(page if page.startswith("http") else BASE + page)
+            failures += [page + ": " + v for v in self.axe()]
+            checked += 1
+        for page in ["/admin/books", "/admin"]:
+            d.get(BASE + page)
+            failures += [page + " (dark): " + v for v in self.axe(dark=True)]
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        print("axe checked %d page types (+2 dark)" % checked)
+        self.assertEqual([], failures)

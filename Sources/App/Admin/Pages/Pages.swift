@@ -1,3 +1,4 @@
+import Core
 import Vapor
 
 /// What every console page shows around its content.
@@ -58,7 +59,8 @@ struct LayoutView: Encodable {
         theme = user?.theme ?? "auto"
         otherTheme = theme == "dark" ? "light" : "dark"
         otherThemeLabel = theme == "dark" ? "Light mode" : "Dark mode"
-        back = req.url.path + (req.url.query.map { "?" + $0 } ?? "")
+        // The path only: a page's query can hold anything a link put there.
+        back = ConsolePath.validated(req.url.path, under: AdminPath.dashboard) ?? AdminPath.dashboard
     }
 }
 

@@ -4,7 +4,7 @@ import Vapor
 
 /// One list page of a resource: rows, count, filters, batch controls and links. It costs a fixed
 /// number of statements whatever its size: the count (or the planner's estimate), the rows, one
-/// per distinct lookup list, and the parent's name when nested.
+/// per distinct lookup list, the saved views, and the parent's name when nested.
 struct ResourceListing {
     let store: ResourceStore
     let request: ListRequest
