@@ -38,7 +38,7 @@ INSERT INTO books (title, author, status, age_min, age_max) VALUES ('Review Fox'
 INSERT INTO books (title, author, status, age_min, age_max, publish_at) VALUES ('Future Owl', 'Ola', 'active', 2, 6, timestamptz '2030-01-01T00:00Z');
 INSERT INTO books (title, author, status, age_min, age_max) VALUES ('France Only Hen', 'Henri', 'active', 2, 6);
 INSERT INTO rights_windows (book_id, starts_at, territories)
-  SELECT id, now() - interval '1 day', CASE WHEN title = 'France Only Hen' THEN ARRAY['FR'] END FROM books WHERE title IN ('Review Fox', 'Future Owl', 'France Only Hen');
+  SELECT id, now() - interval '1 day', CASE WHEN title = 'France Only Hen' THEN ARRAY['FR'] ELSE ARRAY[]::text[] END FROM books WHERE title IN ('Review Fox', 'Future Owl', 'France Only Hen');
 INSERT INTO video_assets (book_id, status, duration_seconds, has_captions)
   SELECT id, 'ready', 200, true FROM books WHERE title IN ('Review Fox', 'Future Owl', 'France Only Hen');
 SQL

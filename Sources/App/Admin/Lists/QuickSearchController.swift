@@ -49,7 +49,8 @@ struct QuickSearchController: RouteCollection {
                                                  href: AdminPath.record(AdminResource.staffUsers.slug, try $0.decode(column: "id", as: Int.self))) }
             }
         }
-        if req.headers.accept.contains(where: { $0.mediaType == .json }) {
+        // Exactly JSON (a browser's `*/*` would match Vapor's media type comparison).
+        if req.headers.first(name: .accept)?.hasPrefix("application/json") == true {
             return try await results.encodeResponse(for: req)
         }
         return try await req.view.render("quick_search", Page(layout: LayoutView(req, title: "Search", section: ""), query: query, results: results))

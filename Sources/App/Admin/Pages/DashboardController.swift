@@ -63,12 +63,12 @@ struct DashboardController: RouteCollection {
         let starting = try await items("""
             SELECT b.id, b.title, 'starts ' || to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
               FROM rights_windows r JOIN books b ON b.id = r.book_id
-             WHERE r.starts_at > now() AND r.starts_at <= now() + interval '30 days' ORDER BY r.starts_at, r.id LIMIT 20
+             WHERE r.starts_at > now() AND r.starts_at <= now() + interval '30 days' ORDER BY r.starts_at, r.id LIMIT 5
             """)
         let ending = try await items("""
             SELECT b.id, b.title, 'ends ' || to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
               FROM rights_windows r JOIN books b ON b.id = r.book_id
-             WHERE r.ends_at > now() AND r.ends_at <= now() + interval '30 days' ORDER BY r.ends_at, r.id LIMIT 20
+             WHERE r.ends_at > now() AND r.ends_at <= now() + interval '30 days' ORDER BY r.ends_at, r.id LIMIT 5
             """)
         let problems = try await cachedProblems(req, items: items)
         let page = Page(
@@ -98,14 +98,14 @@ struct DashboardController: RouteCollection {
         let noCategoryCondition: SQLQueryString = "b.status = 'active' AND b.id IN (SELECT u.book_id FROM uncategorized_books u)"
         let noVideo = try await items("""
             SELECT b.id, b.title, COALESCE((SELECT 'video ' || v.status FROM video_assets v WHERE v.book_id = b.id), 'no video asset') AS detail
-              FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 20
+              FROM books b WHERE \(noVideoCondition) ORDER BY b.id DESC LIMIT 5
             """)
-        let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 20")
+        let noCategory = try await items("SELECT b.id, b.title, 'no category' AS detail FROM books b WHERE \(noCategoryCondition) ORDER BY b.id DESC LIMIT 5")
         // Newest first, walking the id index with one probe each: counting them all would be a
         // pass over the whole catalog, so the panel links to the filtered book list instead.
         let noRights = try await items("""
             SELECT b.id, b.title, 'no rights window covers now' AS detail FROM books b
-             WHERE b.status = 'active' AND NOT \(BookSQL.rightsAvailable("b")) ORDER BY b.id DESC LIMIT 20
+             WHERE b.status = 'active' AND NOT \(BookSQL.rightsAvailable("b")) ORDER BY b.id DESC LIMIT 5
             """)
         let counts = try await req.sql.raw("""
             SELECT (SELECT count(*) FROM (SELECT 1 FROM books b WHERE \(noVideoCondition) LIMIT 10001) x) AS no_video,
