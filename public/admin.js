@@ -72,3 +72,24 @@ document.querySelectorAll('input[type=file][data-preview]').forEach(function (in
     else if (e.key === 'Enter' && selected >= 0) { e.preventDefault(); window.location.href = items()[selected].href; }
   });
 })();
+
+// Pickers for lookups with many rows (publishers): suggestions as you type, into the field's
+// datalist. Without script, typing the exact name works the same.
+document.querySelectorAll('input[data-lookup]').forEach(function (input) {
+  var list = document.getElementById(input.getAttribute('list')), timer = null, serial = 0;
+  if (!list) return;
+  input.addEventListener('input', function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () {
+      var q = input.value.trim(), mine = ++serial;
+      if (q.length < 1) return;
+      fetch(input.getAttribute('data-lookup') + '?q=' + encodeURIComponent(q), { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
+        .then(function (r) { return r.ok ? r.json() : []; })
+        .then(function (labels) {
+          if (mine !== serial) return;
+          list.textContent = '';
+          labels.forEach(function (label) { var o = document.createElement('option'); o.value = label; list.appendChild(o); });
+        }).catch(function () {});
+    }, 150);
+  });
+});

@@ -298,6 +298,23 @@ struct ConsoleWorkflowTests {
             #expect(try await editor.get("/admin/search?q=moon").html.contains("Drafty Moon"))
             #expect(try await editor.get("/admin/search?q=calendar").html.contains("Rights calendar"))
 
+            // The publisher picker: a name with suggestions, not a select of every publisher.
+            let form = try await editor.get("/admin/books/new")
+            #expect(form.html.contains(#"data-lookup="/admin/lookup/publishers""#) && !form.html.contains(#"<option value="\#(publisher)""#))
+            let suggest = try await app.testing().sendRequest(.GET, "/admin/lookup/publishers?q=walk", headers: ["Cookie": "\(AdminSession.cookieName)=\(editor.cookie!)"])
+            #expect(try suggest.content.decode([String].self) == ["Walker Books"])
+            let book: [(String, String)] = [("title", "Picked Moon"), ("author", "Ann"), ("description", ""), ("age_min", "3"), ("age_max", "6"),
+                                            ("language", "en"), ("cover_image_url", ""), ("status", "draft")]
+            let unknown = try await editor.post("/admin/books", book + [("publisher_id", "Nobody Press")])
+            #expect(unknown.status == .unprocessableEntity && unknown.html.contains("No publisher is called “Nobody Press”") && unknown.html.contains(#"value="Nobody Press""#))
+            let picked = try await editor.post("/admin/books", book + [("publisher_id", "walker books")])
+            #expect(picked.status == .seeOther)
+            #expect(try await app.count("SELECT count(*) AS n FROM books WHERE title = 'Picked Moon' AND publisher_id = \(bind: publisher)") == 1)
+            #expect(try await editor.get(picked.location! + "/edit").html.contains(#"value="Walker Books""#))
+            let byName = try await editor.get("/admin/books?publisher=Walker+Books&sort=title")
+            #expect(byName.html.contains("Picked Moon") && byName.html.contains("Drafty Moon") && !byName.html.contains("Live Sun"))
+            #expect(try await editor.get("/admin/books?publisher=\(publisher)").html.contains(#"value="Walker Books""#))
+
             let admin = try await app.console(role: .admin)
             #expect(try await admin.post("/admin/account", [("time_zone", "Mars/Olympus"), ("theme", "dark")]).status == .badRequest)
             #expect(try await admin.post("/admin/account", [("time_zone", "Asia/Tokyo"), ("theme", "dark")]).status == .seeOther)

@@ -458,6 +458,22 @@ class ConsoleTest(unittest.TestCase):
         self.wait_for_new_page()
         self.assertIn("E2E Alpha", d.find_element(By.TAG_NAME, "h1").text)
 
+    def test_g_publisher_picker_suggests_as_you_type(self):
+        d = self.driver
+        self.sign_in("editor@e2e.test", "editor password")
+        d.get(BASE + "/admin/books?q=e2e+beta")
+        self.submit(d.find_element(By.LINK_TEXT, "E2E Beta"))
+        self.submit(d.find_element(By.LINK_TEXT, "Edit"))
+        field = d.find_element(By.ID, "field-publisher_id")
+        field.clear()
+        field.send_keys("e2e pr")
+        WebDriverWait(d, 5).until(lambda _: d.execute_script(
+            "return Array.from(document.getElementById('options-publisher_id').options).map(o => o.value)") == ["E2E Press"])
+        field.clear()
+        field.send_keys("E2E Press")
+        self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
+        self.assertIn("E2E Press", d.find_element(By.CLASS_NAME, "details").text)
+
     def axe(self, dark=False):
         """Runs the pinned, current axe-core on this page with WCAG 2.2 A/AA rules."""
         d = self.driver

@@ -28,6 +28,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: StaffAccountController())
         try signedIn.register(collection: SavedViewsController())
         try signedIn.register(collection: QuickSearchController())
+        try signedIn.register(collection: LookupController())
         try signedIn.register(collection: PreviewController())
         for resource in ResourceRegistry.all {
             try signedIn.register(collection: ResourceController(resource: resource))

@@ -57,3 +57,22 @@ struct QuickSearchController: RouteCollection {
             .encodeResponse(for: req)
     }
 }
+
+/// Suggestions for a picker (`/admin/lookup/<table>?q=`): labels of a lookup declared with
+/// `picker`, as JSON, for the forms' and filters' datalists.
+struct LookupController: RouteCollection {
+    static let pickers: [String: Lookup] = Dictionary(
+        ResourceRegistry.all.flatMap { $0.form.fields.compactMap(\.lookup) + $0.list.filters.compactMap { if case .lookup(let l) = $0.kind { l } else { nil } } }
+            .filter(\.picker).map { ($0.table, $0) }, uniquingKeysWith: { first, _ in first })
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get(AdminPath.segments(AdminPath.lookup) + [.parameter("table")], use: suggest)
+    }
+
+    @Sendable
+    func suggest(req: Request) async throws -> [String] {
+        guard let lookup = req.parameters.get("table").flatMap({ Self.pickers[$0] }) else { throw Abort(.notFound) }
+        let text = String((req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        return text.isEmpty ? [] : try await lookup.suggestions(text, on: req.sql)
+    }
+}

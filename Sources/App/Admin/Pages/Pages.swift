@@ -98,6 +98,8 @@ struct FilterView: Encodable {
     let isSelect: Bool
     let options: [OptionView]
     let value: String
+    /// A picker's suggestions, for lookups with many rows.
+    var lookupURL: String? = nil
 }
 
 struct PaginationView: Encodable {
@@ -160,6 +162,8 @@ struct FieldView: Encodable {
     let min: Int?
     let max: Int?
     let maxLength: Int?
+    /// A picker's suggestions (`/admin/lookup/<table>`).
+    var lookupURL: String? = nil
 }
 
 struct FormPage: Encodable {

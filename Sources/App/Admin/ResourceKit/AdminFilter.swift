@@ -10,6 +10,33 @@ struct Lookup: Sendable, Hashable {
     let table: String
     let label: String
     let order: SQLFragment
+    /// Too many rows for a select (publishers at 10,000): forms and filters show a text field of
+    /// the label with suggestions as you type (`/admin/lookup/<table>?q=`), resolved by name.
+    var picker = false
+
+    /// The label of record `id`.
+    func label(of id: Int, on sql: any SQLDatabase) async throws -> String? {
+        try await sql.raw("SELECT \(ident: label)::text AS label FROM \(ident: table) WHERE id = \(bind: id)").first()?.decode(column: "label", as: String.self)
+    }
+
+    /// The record called `name` (case-insensitive; the oldest when several are).
+    func id(named name: String, on sql: any SQLDatabase) async throws -> Int? {
+        try await sql.raw("SELECT id FROM \(ident: table) WHERE lower(\(ident: label)) = lower(\(bind: name)) ORDER BY id LIMIT 1").first()?.decode(column: "id", as: Int.self)
+    }
+
+    /// Up to `limit` labels containing `text`, those starting with it first.
+    func suggestions(_ text: String, limit: Int = 20, on sql: any SQLDatabase) async throws -> [String] {
+        try await sql.raw("""
+            SELECT \(ident: label)::text AS label FROM \(ident: table) t WHERE \(TextMatch.contains(SQLFragment(stringLiteral: "t.\(label)"), text))
+             ORDER BY lower(\(ident: label)) LIKE lower(\(bind: TextMatch.escaped(text) + "%")) DESC, lower(\(ident: label)), id LIMIT \(bind: limit)
+            """).all().map { try $0.decode(column: "label", as: String.self) }
+    }
+
+    /// A filter's condition on `column` for a picker's value: an id (links, saved views) or a name as typed.
+    func condition(_ column: SQLFragment, _ value: String) -> SQLQueryString {
+        if let id = Int(value) { return "\(column) = \(bind: id)" }
+        return "\(column) IN (SELECT id FROM \(ident: table) WHERE lower(\(ident: label)) = lower(\(bind: value)))"
+    }
 
     func choices(on sql: any SQLDatabase) async throws -> [Choice] {
         try await sql.select()
@@ -38,7 +65,7 @@ struct LookupCache {
     mutating func choices(_ kind: AdminFilter.Kind) async throws -> [Choice]? {
         switch kind {
         case .choices(let choices): return choices
-        case .lookup(let lookup): return try await choices(lookup)
+        case .lookup(let lookup): return lookup.picker ? nil : try await choices(lookup)
         case .integer: return nil
         }
     }

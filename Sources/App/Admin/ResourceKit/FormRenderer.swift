@@ -8,6 +8,8 @@ enum FormRenderer {
         case .text(let limit): maxLength = limit
         case .textarea(let limit): type = "textarea"; maxLength = limit
         case .integer(let range): type = "number"; min = range.lowerBound; max = range.upperBound
+        case .lookup(let lookup) where lookup.picker:
+            type = "picker"; maxLength = 300
         case .choice, .lookup:
             type = "select"
             let blank = field.nullable || !field.required ? [OptionView(value: "", label: "—", selected: value.isEmpty)] : []
@@ -22,6 +24,7 @@ enum FormRenderer {
         }
         return FieldView(name: field.name, label: field.label, type: type, value: value, error: error,
                          required: field.required, help: field.help, options: optionViews, checked: checked,
-                         min: min, max: max, maxLength: maxLength)
+                         min: min, max: max, maxLength: maxLength,
+                         lookupURL: field.lookup.flatMap { $0.picker ? AdminPath.lookup + "/" + $0.table : nil })
     }
 }

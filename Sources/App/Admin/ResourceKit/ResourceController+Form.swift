@@ -41,7 +41,16 @@ extension ResourceController {
         let store = try await store(req)
         var values = FormValues(form: try FormBody(req), fields: resource.form.fields)
         resource.form.prepare(&values)
-        var errors = values.parse(resource.form.fields)
+        // A picker sends the name shown: it becomes the record's id, or an error beside the field.
+        // Digits alone are an id (scripts and saved forms send ids).
+        var unknown: [String: String] = [:]
+        for field in resource.form.fields {
+            guard let lookup = field.lookup, lookup.picker, case .lookup = field.kind,
+                  let text = values.raw[field.name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty, Int(text) == nil else { continue }
+            if let id = try await lookup.id(named: text, on: req.sql) { values.raw[field.name] = String(id) }
+            else { unknown[field.name] = "No \(field.label.lowercased()) is called “\(text)”: pick one of the suggestions." }
+        }
+        var errors = values.parse(resource.form.fields).merging(unknown) { _, named in named }
         if errors.isEmpty { errors = resource.form.validate(values) }
         guard errors.isEmpty else { return try await invalid(req, store, values, errors, id: id) }
         let audit = AuditWriter(staff: try req.staff), parsed = values
@@ -59,10 +68,17 @@ extension ResourceController {
         var lookups = LookupCache(sql: req.sql)
         var fields: [FieldView] = []
         for field in resource.form.fields {
-            var options: [Choice] = []
+            var options: [Choice] = [], shown = values
             if case .choice(let choices) = field.kind { options = choices }
-            if let lookup = field.lookup { options = try await lookups.choices(lookup) }
-            fields.append(FormRenderer.field(field, values: values, error: errors[field.name], options: options))
+            if let lookup = field.lookup {
+                if lookup.picker, case .lookup = field.kind {
+                    // The picker shows the name; the form's value is the id until it is sent.
+                    if let id = Int(values.raw[field.name] ?? ""), errors[field.name] == nil { shown.raw[field.name] = try await lookup.label(of: id, on: req.sql) ?? "" }
+                } else {
+                    options = try await lookups.choices(lookup)
+                }
+            }
+            fields.append(FormRenderer.field(field, values: shown, error: errors[field.name], options: options))
         }
         let path = paths(store)
         let heading = id.map { "Edit \(resource.singular.lowercased()) #\($0)" } ?? "New \(resource.singular.lowercased())"

@@ -34,10 +34,15 @@ struct ResourceListing {
         for filter in resource.list.filters {
             let current = request.filterValues[filter.name] ?? ""
             let options = try await lookups.choices(filter.kind)
+            var shown = current, lookupURL: String?
+            if case .lookup(let lookup) = filter.kind, lookup.picker {
+                lookupURL = AdminPath.lookup + "/" + lookup.table
+                if let id = Int(current) { shown = try await lookup.label(of: id, on: store.sql) ?? current }
+            }
             filters.append(FilterView(
                 name: filter.name, label: filter.label, isSelect: options != nil,
                 options: ([Choice(value: "", label: "Any")] + (options ?? [])).map { OptionView(value: $0.value, label: $0.label, selected: $0.value == current) },
-                value: current))
+                value: shown, lookupURL: lookupURL))
         }
         let countText = countText(total, exact: exact, capped: capped)
         let batch = staff.canEdit && !resource.list.batchActions.isEmpty ? try await batchView(&lookups, countText: countText) : nil

@@ -16,7 +16,7 @@ extension AdminResource {
             bookStatuses.contains { $0.value == value } ? "t.status = \(bind: value)" : nil
         },
         AdminFilter(name: "publisher", label: "Publisher", kind: .lookup(.publishers)) { value in
-            Int(value).map { "t.publisher_id = \(bind: $0)" }
+            Lookup.publishers.condition("t.publisher_id", value)
         },
         AdminFilter(name: "category", label: "Category", kind: .lookup(.categories)) { value in
             Int(value).map { "EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = t.id AND bc.category_id = \(bind: $0))" }

@@ -143,6 +143,6 @@ extension AdminResource {
 }
 
 extension Lookup {
-    static let publishers = Lookup(table: "publishers", label: "name", order: "lower(name), id")
+    static let publishers = Lookup(table: "publishers", label: "name", order: "lower(name), id", picker: true)
     static let categories = Lookup(table: "categories", label: "name", order: "display_order, name, id")
 }
