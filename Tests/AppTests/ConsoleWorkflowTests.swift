@@ -86,6 +86,28 @@ struct ConsoleWorkflowTests {
             }
             #expect(try await app.count("SELECT count(*) AS n FROM audit_log WHERE action = 'two-factor: recovery code used'") == 1)
 
+            // The same recovery code sent from two browsers at once signs in one of them.
+            var racers: [(cookie: String, csrf: String, ticket: String)] = []
+            for _ in 0..<2 {
+                let client = ConsoleClient(app)
+                try await client.get("/admin/login")
+                let page = try await client.post("/admin/login", [("email", "boss@storytime.test"), ("password", "staff password")])
+                racers.append((client.cookie!, client.csrf!, Self.value("ticket", in: page.html)!))
+            }
+            let code = codes[1]
+            let raced = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
+                for racer in racers {
+                    group.addTask {
+                        let body = "csrf_token=\(QueryEncoding.encode(racer.csrf))&ticket=\(QueryEncoding.encode(racer.ticket))&code=\(QueryEncoding.encode(code))"
+                        return try await app.testing().sendRequest(.POST, "/admin/login/code",
+                                                                   headers: ["Cookie": "\(AdminSession.cookieName)=\(racer.cookie)", "Content-Type": "application/x-www-form-urlencoded"],
+                                                                   body: ByteBuffer(string: body)).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(raced.sorted { $0.code < $1.code } == [.seeOther, .unauthorized])
+
             // An admin resets another's; the other signs in with the password alone.
             let editor = try await app.console(role: .editor, email: "ed@storytime.test")
             let editorSecret = try Self.secret(in: try await editor.get("/admin/account/two-factor").html)
@@ -198,7 +220,7 @@ struct ConsoleWorkflowTests {
         let hits = NIOLockedValueBox<[Hit]>([])
         let server: Application
 
-        init() async throws {
+        init(failFirst: Bool = true) async throws {
             server = try await Application.make(.testing)
             server.logger.logLevel = .warning
             server.http.server.configuration.hostname = "127.0.0.1"
@@ -209,7 +231,7 @@ struct ConsoleWorkflowTests {
                     list.append(Hit(headers: req.headers, body: Data(req.body.data.map { Array($0.readableBytesView) } ?? [])))
                     return list.count
                 }
-                return Response(status: count == 1 ? .internalServerError : .noContent)
+                return Response(status: failFirst && count == 1 ? .internalServerError : .noContent)
             }
             try await server.server.start(address: .hostname("127.0.0.1", port: 0))
         }
@@ -266,6 +288,34 @@ struct ConsoleWorkflowTests {
                 #expect(receiver.hits.withLockedValue { $0.count } == 3)
                 let editor = try await app.console(role: .editor)
                 #expect(try await editor.get("/admin/webhooks/deliveries").status == .forbidden)
+            } catch {
+                try? await receiver.stop()
+                throw error
+            }
+            try await receiver.stop()
+        }
+    }
+
+    @Test("Two instances delivering at once send each event once (rows are claimed with SKIP LOCKED and a lease)")
+    func concurrentDelivery() async throws {
+        try await withTwoApps { one, two in
+            let receiver = try await Receiver(failFirst: false)
+            do {
+                try await one.sql.raw("INSERT INTO webhook_endpoints (url) VALUES (\(bind: receiver.url))").run()
+                for n in 0..<30 {
+                    try await one.sql.raw("SELECT storytime_webhook_enqueue('import.finished', jsonb_build_object('import_id', \(bind: n)::int))").run()
+                }
+                let delivered = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for app in [one, two, one, two] {
+                        group.addTask { try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 1, logger: app.logger) }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                // Each pass takes up to 20; together they send all 30, none twice.
+                #expect(delivered == 30)
+                let ids = receiver.hits.withLockedValue { $0.compactMap { $0.headers.first(name: "webhook-id") } }
+                #expect(ids.count == 30 && Set(ids).count == 30)
+                #expect(try await one.count("SELECT count(*) AS n FROM webhook_deliveries WHERE delivered_at IS NOT NULL AND attempts = 1") == 30)
             } catch {
                 try? await receiver.stop()
                 throw error
