@@ -134,6 +134,16 @@ struct ConsoleWorkflowTests {
             #expect(refused.html.contains("needs another editor"))
             // Not through SQL either (imports, batches, reverts go the same way).
             await #expect(throws: (any Error).self) { try await app.sql.raw("UPDATE books SET status = 'active' WHERE id = \(bind: book)").run() }
+            // A batch and an import that would make it active change nothing and say why (never a 500).
+            let batch = try await editor.post("/admin/books/batch", [("action", "set_status"), ("target_set_status", "active"), ("ids[]", String(book))])
+            #expect(batch.status == .seeOther)
+            #expect(try await editor.get("/admin/books").html.contains("Nothing changed: This book needs another editor"))
+            let uploaded = try await editor.upload("/admin/books/import", file: "books.csv", "Title,Ages from,Ages to,Status\r\nImported Active,2,6,active\r\n")
+            let importPath = try #require(uploaded.location)
+            let run = try await editor.post(importPath + "/run", [("map_title", "0"), ("map_age_min", "1"), ("map_age_max", "2"), ("map_status", "3")])
+            #expect(run.status == .seeOther)
+            #expect(try await editor.get(importPath).html.contains("Nothing was imported: some rows would make books active"))
+            #expect(try await app.count("SELECT count(*) AS n FROM books WHERE title = 'Imported Active' OR (id = \(bind: book) AND status = 'active')") == 0)
 
             #expect(try await editor.post("/admin/books/\(book)/review/submit", []).status == .seeOther)
             let queue = try await other.get("/admin/reviews")

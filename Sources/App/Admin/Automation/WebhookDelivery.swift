@@ -22,9 +22,19 @@ final class WebhookDelivery: Sendable {
 
     func wake() { ticker.wake() }
 
+    /// Delivered and failed deliveries are kept this long in the log.
+    static let keep = "30 days"
+
     func start(sql: any SQLDatabase, client: HTTPClient, retry: Double, logger: Logger) {
+        let lastPurge = NIOLockedValueBox(ContinuousClock.now - .seconds(3600))
         ticker.start(every: .seconds(2)) {
-            do { try await Self.pass(sql: sql, client: client, retry: retry, logger: logger) } catch {
+            do {
+                try await Self.pass(sql: sql, client: client, retry: retry, logger: logger)
+                if lastPurge.withLockedValue({ ContinuousClock.now - $0 > .seconds(600) }) {
+                    lastPurge.withLockedValue { $0 = .now }
+                    try await sql.raw("DELETE FROM webhook_deliveries WHERE COALESCE(delivered_at, failed_at) < now() - \(unsafeRaw: "interval '\(Self.keep)'")").run()
+                }
+            } catch {
                 logger.warning("webhook delivery pass failed", metadata: ["error": .string(String(describing: error))])
             }
         }

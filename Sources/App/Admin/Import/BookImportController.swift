@@ -202,7 +202,8 @@ struct BookImportController: RouteCollection {
         let mapping = mapping(form.parameters.pairs.map { ($0.name, $0.value) }, header: stored.rows.first ?? [])
         let audit = AuditWriter(staff: try req.staff)
         let action = "import #\(stored.id)"
-        let result = try await req.transaction { sql -> (created: Int, updated: Int)? in
+        let result: (created: Int, updated: Int)?
+        do { result = try await req.transaction { sql -> (created: Int, updated: Int)? in
             guard try await sql.raw("UPDATE book_imports SET imported_at = now() WHERE id = \(bind: stored.id) AND imported_at IS NULL RETURNING id").first() != nil else {
                 return nil
             }
@@ -213,6 +214,10 @@ struct BookImportController: RouteCollection {
                        'created', \(bind: counts.created)::int, 'updated', \(bind: counts.updated)::int))
                 """).run()
             return counts
+        } } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {
+            // Review is on (CONSOLE_REVIEW): nothing was written, the file can be imported again.
+            req.adminSession.flash("Nothing was imported: some rows would make books active that are not approved for families. Import them as drafts, or approve them first.")
+            return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
         }
         req.appServices.webhookDelivery.wake()
         req.adminSession.flash(result.map { "Imported: \($0.created) created, \($0.updated) updated." } ?? "This file was already imported.")

@@ -78,7 +78,9 @@ extension ResourceController {
             }
             req.adminSession.flash(message)
         } catch let error where ConstraintViolation(error) != nil {
-            req.adminSession.flash("Nothing changed: that \(action.targetLabel?.lowercased() ?? "choice") does not exist any more.")
+            // The resource's own words for a constraint it names (a book not approved for families), else a target gone.
+            let named = ConstraintViolation(error).flatMap { resource.form.constraintMessages[$0.constraint]?.message }
+            req.adminSession.flash("Nothing changed: " + (named ?? "that \(action.targetLabel?.lowercased() ?? "choice") does not exist any more."))
         }
         return req.redirect(to: back)
     }
