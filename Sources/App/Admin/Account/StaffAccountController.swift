@@ -33,9 +33,7 @@ struct StaffAccountController: RouteCollection {
         let page = Page(layout: LayoutView(req, title: "Your account", section: "account"),
                         zones: names.map { OptionView(value: $0, label: $0, selected: $0 == zone) },
                         themes: Self.themes.map { OptionView(value: $0.0, label: $0.1, selected: $0.0 == theme) }, error: error)
-        let response = try await req.view.render("account", page).encodeResponse(for: req)
-        response.status = status
-        return response
+        return try await req.page("account", page, status: status)
     }
 
     @Sendable
@@ -111,10 +109,7 @@ struct StaffAccountController: RouteCollection {
                       revoked: $0.revokedAt != nil, revokeURL: AdminPath.apiTokens + "/\($0.id)/revoke")
         }, scopes: StaffTokens.Scope.allCases.map { OptionView(value: $0.rawValue, label: $0.label, selected: false) },
            newToken: newToken, error: error, isAdmin: user.isAdmin)
-        let response = try await req.view.render("api_tokens", page).encodeResponse(for: req)
-        response.status = status
-        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return response
+        return try await req.page("api_tokens", page, status: status, headers: ["Cache-Control": "no-store"])
     }
 
     @Sendable func tokens(req: Request) async throws -> Response { try await renderTokens(req) }

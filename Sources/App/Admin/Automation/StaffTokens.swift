@@ -25,7 +25,7 @@ enum StaffTokens {
     static let prefix = "stk_"
 
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).hex
     }
 
     static func newToken() -> String {

@@ -30,9 +30,9 @@ struct QuickSearchController: RouteCollection {
         let query = String((req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
         var results: [Result] = []
         if !query.isEmpty {
-            let layout = LayoutView(req, title: "Search", section: "")
+            // The sections alone: a layout would take the session's flash (the palette asks as you type).
             let folded = query.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-            results += layout.nav.filter { $0.label.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).contains(folded) }
+            results += LayoutView.navigation(for: staff).filter { $0.label.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).contains(folded) }
                 .map { Result(label: $0.label, kind: "Page", href: $0.href) }
             for (resource, column, kind) in [(AdminResource.books, "title", "Book"), (.publishers, "name", "Publisher"), (.categories, "name", "Category")] {
                 let rows = try await req.sql.raw("""
@@ -53,8 +53,7 @@ struct QuickSearchController: RouteCollection {
         if req.headers.first(name: .accept)?.hasPrefix("application/json") == true {
             return try await results.encodeResponse(for: req)
         }
-        return try await req.view.render("quick_search", Page(layout: LayoutView(req, title: "Search", section: ""), query: query, results: results))
-            .encodeResponse(for: req)
+        return try await req.page("quick_search", Page(layout: LayoutView(req, title: "Search", section: ""), query: query, results: results))
     }
 }
 

@@ -43,8 +43,19 @@ struct LayoutView: Encodable {
         self.user = user?.email
         self.role = user?.role.rawValue
         self.canEdit = user?.canEdit ?? false
-        // The registry's resources (staff ones for admins only), the reports and the audit log
-        // after the catalog's, and staff last.
+        nav = Self.navigation(for: user, section: section)
+        flash = req.adminSession.takeFlash()
+        csrfToken = req.adminSession.csrfToken
+        theme = user?.theme ?? "auto"
+        otherTheme = theme == "dark" ? "light" : "dark"
+        otherThemeLabel = theme == "dark" ? "Light mode" : "Dark mode"
+        // The path only: a page's query can hold anything a link put there.
+        back = ConsolePath.validated(req.url.path, under: AdminPath.dashboard) ?? AdminPath.dashboard
+    }
+
+    /// The sections `user` may open: the registry's resources (staff ones for admins only), the
+    /// reports and the audit log after the catalog's, and staff last.
+    static func navigation(for user: StaffUser?, section: String = "") -> [NavItem] {
         let resources = ResourceRegistry.navigation.filter { !$0.access.requiresAdmin || user?.isAdmin == true }
         let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
             + resources.filter { !$0.access.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
@@ -53,14 +64,7 @@ struct LayoutView: Encodable {
                ("Audit log", AdminPath.audit, "audit")]
             + resources.filter(\.access.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
             + (user?.isAdmin == true ? [("Outbox", AdminPath.outbox, "outbox")] : [])
-        nav = items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
-        flash = req.adminSession.takeFlash()
-        csrfToken = req.adminSession.csrfToken
-        theme = user?.theme ?? "auto"
-        otherTheme = theme == "dark" ? "light" : "dark"
-        otherThemeLabel = theme == "dark" ? "Light mode" : "Dark mode"
-        // The path only: a page's query can hold anything a link put there.
-        back = ConsolePath.validated(req.url.path, under: AdminPath.dashboard) ?? AdminPath.dashboard
+        return items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
     }
 }
 

@@ -88,9 +88,7 @@ struct PreviewController: RouteCollection {
             books: books, total: total, categoryFacets: categoryFacets, ageFacets: ageFacets, error: problem, engineMissing: !engineReady,
             summary: "\(total.formatted()) \(total == 1 ? "book" : "books") for a family in \(countryText)\(dateText.isEmpty ? " now" : " on \(dateText)")\(maxAge.map { ", up to age \($0)" } ?? "")\(blocked.isEmpty ? "" : ", \(blocked.count) blocked \(blocked.count == 1 ? "category" : "categories")")",
             calendarURL: AdminPath.rightsCalendar + "?territory=" + countryText + (dateText.count >= 7 ? "&month=" + dateText.prefix(7) : ""))
-        let response = try await req.view.render("preview", page).encodeResponse(for: req)
-        if problem != nil { response.status = .badRequest }
-        return response
+        return try await req.page("preview", page, status: problem == nil ? .ok : .badRequest)
     }
 
     /// Noon UTC of a YYYY-MM-DD day (the middle of the day everywhere families live).

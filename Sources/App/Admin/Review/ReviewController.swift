@@ -67,9 +67,7 @@ struct ReviewController: RouteCollection {
                         canDecide: user.canEdit && pending && book.submittedBy != user.id,
                         ownSubmission: pending && book.submittedBy == user.id, error: error,
                         submitURL: base + "/submit", approveURL: base + "/approve", returnURL: base + "/return")
-        let response = try await req.view.render("review", page).encodeResponse(for: req)
-        response.status = status
-        return response
+        return try await req.page("review", page, status: status)
     }
 
     static func label(_ state: String?) -> String {

@@ -133,7 +133,7 @@ final class AdminSession: Sendable {
 
     static func storageKey(for id: String, secret: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Array(id.utf8), using: SymmetricKey(data: Array(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return mac.hex
     }
 
     /// A visitor's CSRF token: bound to their cookie id and to SESSION_SECRET, stored nowhere.

@@ -35,10 +35,7 @@ struct LoginController: RouteCollection {
         let signedOut = req.url.query.map { QueryParameters(query: $0).pairs.contains { $0.name == "signed_out" } } ?? false
         let page = LoginPage(csrfToken: req.adminSession.csrfToken, email: email, error: error, next: next,
                              flash: req.adminSession.takeFlash() + (signedOut ? ["You are signed out."] : []))
-        let response = try await req.view.render("login", page).encodeResponse(for: req)
-        response.status = status
-        for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }
-        return response
+        return try await req.page("login", page, status: status, headers: headers)
     }
 
     /// Only console paths of a strict grammar are followed after sign-in (no open redirect, no
@@ -102,10 +99,7 @@ struct LoginController: RouteCollection {
                             headers: HTTPHeaders = [:]) async throws -> Response {
         let next = safeNext(try? FormBody(req).value("next"))
         let page = CodePage(csrfToken: req.adminSession.csrfToken, ticket: ticket, email: email, error: error, next: next)
-        let response = try await req.view.render("login_code", page).encodeResponse(for: req)
-        response.status = status
-        for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }
-        return response
+        return try await req.page("login_code", page, status: status, headers: headers)
     }
 
     /// The second step: a code from the authenticator app, or a recovery code. Throttled apart

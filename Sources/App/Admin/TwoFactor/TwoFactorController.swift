@@ -59,10 +59,7 @@ struct TwoFactorController: RouteCollection {
                         required: req.application.settings.staffTwoFactor.requires(user.role),
                         secret: secret.map { Base32.encode($0).chunked(4) }, qrURL: AdminPath.twoFactorQR,
                         codesLeft: enabled ? try await store.recoveryCodesLeft(user: user.id) : 0, newCodes: newCodes, hasNewCodes: !newCodes.isEmpty, error: error)
-        let response = try await req.view.render("two_factor", page).encodeResponse(for: req)
-        response.status = status
-        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return response
+        return try await req.page("two_factor", page, status: status, headers: ["Cache-Control": "no-store"])
     }
 
     @Sendable

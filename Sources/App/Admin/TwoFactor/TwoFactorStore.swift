@@ -28,7 +28,7 @@ struct TwoFactorStore: Sendable {
 
     static func hash(recoveryCode code: String) -> String {
         let normal = code.lowercased().filter { $0.isLetter || $0.isNumber }
-        return SHA256.hash(data: Data(normal.utf8)).map { String(format: "%02x", $0) }.joined()
+        return SHA256.hash(data: Data(normal.utf8)).hex
     }
 
     /// Turns the factor on with `secret` once `code` matches it; returns the recovery codes to show once.
@@ -111,6 +111,6 @@ enum SecondFactorTicket {
 
     private static func mac(user: Int, expires: Int, visitor: String, secret: String) -> String {
         HMAC<SHA256>.authenticationCode(for: Data("second factor\u{0}\(user)\u{0}\(expires)\u{0}\(visitor)".utf8),
-                                        using: SymmetricKey(data: Data(secret.utf8))).map { String(format: "%02x", $0) }.joined()
+                                        using: SymmetricKey(data: Data(secret.utf8))).hex
     }
 }
