@@ -3,13 +3,18 @@ SHELL := /bin/bash
 DEMO_BOOKS ?= 2000
 PORT ?= 8080
 
-.PHONY: run test deps db-up db-down db-reset migrate build build-release bench soak cluster deploy-drill psql clean
+.PHONY: run test house deps db-up db-down db-reset migrate build build-release bench soak cluster deploy-drill psql clean
 
 run: deps build
 	@scripts/run.sh
 
 test: deps
 	@scripts/test.sh
+
+# The house's rules (scripts/house.py: what each checks and why), in seconds, no build.
+# `scripts/house.py --report` counts per rule; `scripts/house-selftest.sh` checks the checker.
+house:
+	@python3 scripts/house.py
 
 deps:
 	@scripts/deps.sh
