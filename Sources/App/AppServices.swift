@@ -4,6 +4,8 @@ import Vapor
 /// run concurrently, and read through `req.appServices` (or `app.appServices` outside a request).
 /// Each value is safe to share: an actor-free class with its own lock, or immutable.
 final class AppServices: Sendable {
+    /// The time of day for everything the server does (`Support/Clock.swift`; tests move it).
+    let clock = AppClock()
     let metrics: AppMetrics
     let queryCounter = QueryCounter()
     /// The catalog: the in-memory index, and the SQL path's answers per catalog version.
@@ -28,12 +30,15 @@ final class AppServices: Sendable {
     let dashboardAttention = DashboardAttention()
     let mailDelivery = MailDelivery()
     let webhookDelivery = WebhookDelivery()
+    /// Cover uploads: image work bounded per instance (`COVER_WORKERS`, `COVER_QUEUE`).
+    let coverGate: CoverGate
 
     init(logger: Logger, workingDirectory: String, settings: Settings) {
         let metrics = AppMetrics()
         self.metrics = metrics
         catalogEngine = CatalogEngine(logger: logger, buildURL: settings.databaseURL, onDelta: { metrics.deltaApplied() })
         catalogFallback = FallbackGate(limit: settings.catalogFallbackConcurrency, queue: settings.catalogFallbackQueue)
+        coverGate = CoverGate(workers: settings.coverWorkers, queue: settings.coverQueue)
         commonPasswords = CommonPasswords(directory: workingDirectory)
     }
 

@@ -27,6 +27,10 @@ struct Settings: Sendable {
     /// (`CATALOG_FALLBACK_CONCURRENCY`, `CATALOG_FALLBACK_QUEUE`); past both, 503 `engine_starting`.
     var catalogFallbackConcurrency = 4
     var catalogFallbackQueue = 16
+    /// Cover uploads processed at once on this instance (`COVER_WORKERS`) and waiting their turn
+    /// (`COVER_QUEUE`); past both, an upload is refused at once (503, `Retry-After`).
+    var coverWorkers = 2
+    var coverQueue = 4
     /// A bearer token that opens `/metrics` to scrapers off this machine (nil: loopback only).
     var metricsToken: String? = nil
     /// The largest console form body (`CONSOLE_FORM_LIMIT_KB`): a book's 10,000-character
@@ -74,6 +78,10 @@ struct Settings: Sendable {
     /// The first retry of a webhook delivery that failed comes this many seconds later, growing
     /// fivefold each time up to six hours (`WEBHOOK_RETRY_SECONDS`).
     var webhookRetrySeconds: Double = 10
+    /// Ranges outside the public internet that webhooks may still be sent to, for on-premise
+    /// receivers (`WEBHOOK_ALLOW_PRIVATE`, comma-separated CIDR such as `10.0.0.0/8,127.0.0.1/32`;
+    /// none by default: loopback, private, link-local and reserved addresses are refused).
+    var webhookAllowPrivate: [IPRange] = []
 
     enum Invalid: Error, LocalizedError, Equatable {
         case missing([String])
@@ -111,6 +119,13 @@ struct Settings: Sendable {
             throw Invalid.invalid("DEFAULT_COUNTRY must be one ISO 3166-1 alpha-2 country code such as US or FR")
         }
         return codes[0]
+    }
+
+    private static func allowPrivate(_ text: String?) throws -> [IPRange] {
+        guard let ranges = OutboundAddressPolicy.allowList(text ?? "") else {
+            throw Invalid.invalid("WEBHOOK_ALLOW_PRIVATE must be comma-separated CIDR ranges such as 10.0.0.0/8,127.0.0.1/32 (each starting at its boundary)")
+        }
+        return ranges
     }
 
     private static func metricsToken(_ text: String?) throws -> String? {
@@ -163,6 +178,8 @@ struct Settings: Sendable {
             engineSnapshotMinutes: try integer("ENGINE_SNAPSHOT_MINUTES", default: 10, range: 1...1440),
             catalogFallbackConcurrency: try integer("CATALOG_FALLBACK_CONCURRENCY", default: 4, range: 0...256),
             catalogFallbackQueue: try integer("CATALOG_FALLBACK_QUEUE", default: 16, range: 0...10_000),
+            coverWorkers: try integer("COVER_WORKERS", default: 2, range: 1...64),
+            coverQueue: try integer("COVER_QUEUE", default: 4, range: 0...1_000),
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
             defaultCountry: try country(values["DEFAULT_COUNTRY"]),
@@ -181,7 +198,8 @@ struct Settings: Sendable {
             videoWebhookSecret: values["VIDEO_WEBHOOK_SECRET"]!,
             staffTwoFactor: StaffTwoFactorRequirement(rawValue: try choice("STAFF_2FA_REQUIRED", StaffTwoFactorRequirement.allCases.map(\.rawValue), default: "admin"))!,
             consoleReview: try choice("CONSOLE_REVIEW", ["on", "off"], default: "off") == "on",
-            webhookRetrySeconds: Double(try integer("WEBHOOK_RETRY_SECONDS", default: 10, range: 1...3600))
+            webhookRetrySeconds: Double(try integer("WEBHOOK_RETRY_SECONDS", default: 10, range: 1...3600)),
+            webhookAllowPrivate: try allowPrivate(values["WEBHOOK_ALLOW_PRIVATE"])
         )
     }
 

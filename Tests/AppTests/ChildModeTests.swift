@@ -323,6 +323,10 @@ struct ChildModeTests {
             """).run()
         try await app.sql.raw("INSERT INTO play_day_totals VALUES (\(bind: ada), DATE '2023-01-05', 3, 300)").run()
         try await app.sql.raw("INSERT INTO play_fold_tails VALUES (\(bind: ada), \(bind: shelf.young), now() - interval '3 years', 100, true, true)").run()
+        try await app.sql.raw("""
+            INSERT INTO playback_reservations (child_id, book_id, grant_id, granted_at, expires_at, seconds)
+            VALUES (\(bind: ada), \(bind: shelf.young), gen_random_uuid(), now(), now() + interval '2 minutes', 120)
+            """).run()
 
         let response = try await app.get("/api/v1/children/\(ada)/export", token: parent.token)
         #expect(response.status == .ok && response.headers.first(name: .cacheControl) == "no-store")

@@ -112,8 +112,11 @@ struct SelfServiceAccountsTests {
             let asked = try await app.send(.POST, "/api/v1/me/email", token: session.access, json: #"{"email":"new@example.com","password":"\#(Self.password)"}"#)
             #expect(asked.status == .accepted && asked.body.string == taken.body.string)
             let confirm = try #require(try await sink.mails(to: "new@example.com").first)
-            let told = try #require(try await sink.mails(to: "bo@example.com").first)
-            #expect(told.subject == "Your Storytime email is about to change" && told.text?.contains("new@example.com") == true)
+            // The old address is told of both requests alike, the taken address as the free one.
+            let notices = try await sink.mails(to: "bo@example.com", count: 2)
+            #expect(notices.count == 2 && notices.allSatisfy { $0.subject == "Your Storytime email is about to change" })
+            let told = try #require(notices.first { $0.text?.contains("new@example.com") == true })
+            #expect(told.text?.contains("taken@example.com") == false)
             // Nothing changed yet.
             #expect(try await app.get("/api/v1/me", token: session.access).json["data"].flatMap { ($0 as? [String: Any])?["email"] as? String } == "bo@example.com")
             #expect(try await app.send(.POST, "/api/v1/accounts/verify", json: #"{"token":"\#(try #require(confirm.token))"}"#).status == .noContent)
@@ -121,8 +124,9 @@ struct SelfServiceAccountsTests {
             #expect(me?["email"] as? String == "new@example.com")
             _ = try await FamilyAccountsTests.signIn(app, "new@example.com", password: Self.password)
             #expect(try await app.send(.POST, "/api/v1/auth/token", json: #"{"email":"bo@example.com","password":"\#(Self.password)"}"#).status == .unauthorized)
-            // The address already taken got no mail from us.
-            #expect(try sink.received().filter { $0.to == ["taken@example.com"] }.isEmpty)
+            // The address already taken was told, with no link (round 4: the asking account learns nothing).
+            let toTaken = try await sink.mails(to: "taken@example.com")
+            #expect(toTaken.count == 1 && toTaken.allSatisfy { $0.token == nil && $0.subject == AccountMail.addressInUse().subject })
         }
     }
 
@@ -161,7 +165,9 @@ struct SelfServiceAccountsTests {
                 let ids = column == "parent_id" ? [parent] : children
                 let left = try await app.sql.raw("SELECT count(*) AS n FROM \(ident: table) WHERE \(ident: column) = ANY(\(bind: ids))").one()
                     .decode(column: "n", as: Int.self)
-                #expect(left == 0, "\(table).\(column)")
+                // `ended_accounts` keeps the bare id (no data about the family) so a token of the
+                // deleted account is refused on every instance however late it comes back.
+                #expect(left == (table == "ended_accounts" ? 1 : 0), "\(table).\(column)")
             }
             #expect(try await app.sql.raw("SELECT count(*) AS n FROM parents WHERE id = \(bind: parent)").one().decode(column: "n", as: Int.self) == 0)
             #expect(try await app.sql.raw("SELECT count(*) AS n FROM children WHERE parent_id = \(bind: keep)").one().decode(column: "n", as: Int.self) == 1)
@@ -254,8 +260,10 @@ struct SelfServiceAccountsTests {
             let admin = try await app.console(role: .admin)
             let outbox = try await admin.get("/admin/outbox")
             #expect(outbox.status == .ok && outbox.html.contains("fay@example.com") && outbox.html.contains("No <code>SMTP_URL</code>"))
-            let link = try #require(outbox.html.range(of: #"http://localhost:8080/account/verify\?token=[A-Za-z0-9_-]+"#, options: .regularExpression)
-                .map { String(outbox.html[$0]) })
+            // The Outbox never shows the link itself; the family's mailbox (here: the stored mail) has it.
+            let token = try await SecurityRound4AccountTests.link(app, to: "fay@example.com", kind: "verify")
+            #expect(!outbox.html.contains(token) && !outbox.html.contains("token="))
+            let link = "http://localhost:8080/account/verify?token=\(token)"
             #expect(try await app.console(role: .editor).get("/admin/outbox").status == .forbidden)
 
             let path = String(link.dropFirst("http://localhost:8080".count))
@@ -264,7 +272,6 @@ struct SelfServiceAccountsTests {
             #expect(form.headers.first(name: .cacheControl) == "no-store")
             // Opening the link confirms nothing (a mail scanner may follow it); the button does.
             #expect(try await app.sql.raw("SELECT email_verified_at IS NULL AS pending FROM parents").one().decode(column: "pending", as: Bool.self))
-            let token = String(path.split(separator: "=").last!)
             let confirmed = try await app.send(.POST, "/account/verify", headers: ["Content-Type": "application/x-www-form-urlencoded"], form: "token=\(token)")
             #expect(confirmed.status == .ok && confirmed.body.string.contains("Email confirmed"))
             let used = try await app.send(.POST, "/account/verify", headers: ["Content-Type": "application/x-www-form-urlencoded"], form: "token=\(token)")

@@ -39,11 +39,41 @@ enum AccountQueries {
             """).first() != nil
     }
 
-    /// Mails `parent` a new link of `purpose` (and its mail) in `sql`'s transaction.
-    static func mail(_ purpose: AccountTokens.Purpose, parent: Int, to email: String, baseURL: String,
+    /// Mails `parent` a new link of `purpose` (and its mail) in `sql`'s transaction; `stamp`: the
+    /// account's security stamp an `email` link is bound to.
+    static func mail(_ purpose: AccountTokens.Purpose, parent: Int, to email: String, stamp: Int? = nil, baseURL: String,
                      _ make: (String) -> AccountMail, on sql: any SQLDatabase) async throws {
-        let link = try await AccountTokens.issue(purpose, parent: parent, email: email, baseURL: baseURL, on: sql)
+        let link = try await AccountTokens.issue(purpose, parent: parent, email: email, stamp: stamp, baseURL: baseURL, on: sql)
         try await Outbox.enqueue(make(link), to: email, parent: parent, on: sql)
+    }
+
+    struct Locked: Decodable, Sendable { let email: String; let securityStamp: Int }
+
+    /// The account's address and security stamp, its row locked until `sql`'s transaction ends
+    /// (an address change is asked against one state of the account).
+    static func lock(parent: Int, on sql: any SQLDatabase) async throws -> Locked? {
+        try await sql.raw("SELECT email, security_stamp FROM parents WHERE id = \(bind: parent) FOR UPDATE")
+            .first(decoding: Locked.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
+    /// "Sign out everywhere": moves the account's security stamp, which ends every pending address
+    /// change (the `parents_end_pending_links` trigger, in `sql`'s transaction). A new password, a
+    /// confirmed or changed address and a lock move it by themselves (`parents_security_stamp`).
+    static func endPendingChanges(parents: [Int], on sql: any SQLDatabase) async throws {
+        try await sql.raw("UPDATE parents SET security_stamp = security_stamp + 1 WHERE id = ANY(\(bind: parents)::bigint[])").run()
+    }
+
+    /// Moves the account to `email` (confirmed: its mailbox was reached), audited, only while its
+    /// security stamp is still `stamp`, the one the change was asked at; false when it moved.
+    static func moveEmail(parent: Int, to email: String, stamp: Int, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("""
+            WITH old AS (SELECT email FROM parents WHERE id = \(bind: parent) AND security_stamp = \(bind: stamp) FOR UPDATE),
+            changed AS (UPDATE parents SET email = \(bind: email), email_verified_at = now(), updated_at = now()
+                         WHERE id = \(bind: parent) AND security_stamp = \(bind: stamp) RETURNING id)
+            INSERT INTO parent_audit_log (parent_id, action, before, after)
+            SELECT \(bind: parent), 'account.email', jsonb_build_object('email', old.email), jsonb_build_object('email', \(bind: email)::text)
+              FROM old, changed RETURNING parent_id
+            """).first() != nil
     }
 
     /// Deletes the account and everything of the family (children with their libraries, plays and

@@ -8,6 +8,7 @@ import Vapor
 /// Nothing here says whether an address has an account: sign-up, resend and reset answer 202 the
 /// same way either way (a sign-up with a known address mails its owner instead), spend the same
 /// bcrypt time, and share one budget per address and per client (`LoginThrottle`, kind `mail`).
+/// Addresses are taken alone (`AccountInput.email`): a form such as `Name <a@b>` is a 422.
 struct SignUpRoutes: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
         routes.get("privacy-notice", use: notice)
@@ -63,7 +64,9 @@ struct SignUpRoutes: RouteCollection {
         return .noContent
     }
 
-    /// Uses a verify or new-address token (shared with the page the mailed link opens).
+    /// Uses a verify or new-address token (shared with the page the mailed link opens). Verifying
+    /// the address an account was made with ends any address change parked before (someone who
+    /// signed up with another's address cannot keep a way out with the account).
     static func verify(token: String, req: Request) async throws {
         try await req.transaction { sql in
             guard let claim = try await AccountTokens.claim(token, purposes: [.verify, .email], on: sql) else { throw Problem.invalidBodyToken }
@@ -103,7 +106,8 @@ struct SignUpRoutes: RouteCollection {
     }
 
     /// Sets the new password from a reset link: every device is signed out, the link and any
-    /// other reset link end, and the address counts as verified (its mailbox was reached).
+    /// other reset link end, any pending address change ends (the new password moves the
+    /// account's security stamp), and the address counts as verified (its mailbox was reached).
     @Sendable
     func confirmReset(req: Request) async throws -> HTTPStatus {
         let body = try JSONBody(req)
@@ -136,35 +140,4 @@ struct SignUpRoutes: RouteCollection {
 /// The privacy notice a parent accepts at sign-up; its version is recorded with the acceptance.
 enum PrivacyNotice {
     static let version = "2026-11-01"
-}
-
-/// Input rules shared by the account routes.
-enum AccountInput {
-    /// An address as the database accepts it: one `@`, something on each side, no spaces or
-    /// control characters, at most 320 characters (surrounding spaces are trimmed).
-    static func email(_ body: JSONBody, _ field: String) throws -> String {
-        let email = try body.string(field, maxLength: 320).trimmingCharacters(in: .whitespacesAndNewlines)
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) else {
-            throw Problem.invalidParameter(field, "\(field) must be an email address such as parent@example.com")
-        }
-        return email
-    }
-
-    static func country(_ body: JSONBody) throws -> String {
-        guard case .success(let codes) = Territories.parse(try body.string("country", maxLength: 2)), codes.count == 1 else {
-            throw Problem.invalidParameter("country", "country must be an ISO 3166-1 alpha-2 code such as FR or US")
-        }
-        return codes[0]
-    }
-
-    /// Sign-up, resend and reset mail an address: a few per address and per client in a window.
-    static func spendMailBudget(email: String, req: Request) async throws {
-        if let wait = try await LoginThrottle(.mail, email: email, request: req).reserve(on: req.sql) {
-            throw Problem(status: .tooManyRequests, code: "too_many_requests",
-                          detail: "Too many requests for this address; try again in \((wait + 59) / 60) minutes.",
-                          headers: ["Retry-After": String(wait)])
-        }
-    }
 }

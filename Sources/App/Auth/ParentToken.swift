@@ -49,43 +49,6 @@ struct ParentToken: JWTPayload, Authenticatable {
     }
 }
 
-/// Requires a valid token; anything else is a 401 problem. A child device's token (child mode)
-/// passes only where `childDevices` says a child may go; elsewhere it is the 403 `parent_only`:
-/// every route is a parent's unless it says otherwise.
-///
-/// A future-based middleware, so a request whose token was verified before stays on its event
-/// loop (no hop to the task pool): the signature is checked once per token string
-/// (`VerifiedTokens`), the clock claims on every request, and the device's session against the
-/// recently signed-out devices (`RevokedSessions`, read at most four times a second).
-struct ParentAuthMiddleware: Middleware {
-    var childDevices = false
-
-    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard let bearer = request.headers.bearerToken else {
-            return request.eventLoop.makeFailedFuture(Problem.unauthorized)
-        }
-        let verified = request.application.appServices.verifiedTokens
-        let childDevices = self.childDevices
-        if let token = verified.token(bearer, at: Date()) {
-            return request.requireLiveSession(token).flatMap {
-                if token.childID != nil && !childDevices { return request.eventLoop.makeFailedFuture(Problem.parentOnly) }
-                request.auth.login(token)
-                return next.respond(to: request)
-            }
-        }
-        return request.eventLoop.makeFutureWithTask {
-            guard let token = await ParentToken.verify(bearer, request: request) else { throw Problem.rejectedToken }
-            return token
-        }.flatMap { token in
-            request.requireLiveSession(token).flatMap {
-                if token.childID != nil && !childDevices { return request.eventLoop.makeFailedFuture(Problem.parentOnly) }
-                request.auth.login(token)
-                return next.respond(to: request)
-            }
-        }
-    }
-}
-
 extension ParentToken {
     /// `bearer` as a token of ours (our algorithm, signature, clock claims, a parent), remembered
     /// in `VerifiedTokens` so the next request with it skips the signature; nil when it is not.

@@ -24,6 +24,7 @@ struct ChildExportController: ChildRouteCollection {
         ("requests", "book_requests", "id"),
         ("devices", "parent_devices", "id"),
         ("audit_log", "parent_audit_log", "id"),
+        ("playback_reservations", "playback_reservations", "id"),
     ]
 
     enum Format: String, CaseIterable { case json, csv }

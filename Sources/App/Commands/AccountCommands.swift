@@ -5,8 +5,10 @@ import Vapor
 /// `staff create --email E --password P [--role admin|editor|viewer]`.
 struct StaffCommand: StorytimeCommandGroup {
     let name = "staff"
-    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]', 'staff unlock --email E'." }
-    var subcommands: [String: any AnyAsyncCommand] { ["create": StaffCreateCommand(), "unlock": UnlockCommand(kind: .staff)] }
+    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]', 'staff unlock --email E', 'staff code --email E'." }
+    var subcommands: [String: any AnyAsyncCommand] {
+        ["create": StaffCreateCommand(), "unlock": UnlockCommand(kind: .staff), "code": StaffCodeCommand()]
+    }
 }
 
 struct StaffCreateCommand: StorytimeCommand {
@@ -74,7 +76,8 @@ struct ParentCreateCommand: StorytimeCommand {
 }
 
 /// `parent unlock --email E` / `staff unlock --email E`: ends a sign-in lock-out at once (support
-/// has checked who is asking); otherwise it ends by itself when the throttle window passes.
+/// has checked who is asking) — for staff, the second-factor codes' (`staff_code`) too; otherwise
+/// it ends by itself when the throttle window passes.
 struct UnlockCommand: StorytimeCommand {
     let kind: LoginThrottle.Kind
     let options: Set<String> = ["email"]
@@ -83,7 +86,10 @@ struct UnlockCommand: StorytimeCommand {
 
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
         let email = try CommandInput.email(arguments.required("email"))
-        try await context.withDatabase { sql in try await LoginThrottle.clear(kind, email: email, on: sql) }
-        context.console.print("Cleared failed sign-ins of \(kind.rawValue) \(email).")
+        try await context.withDatabase { sql in
+            try await LoginThrottle.clear(kind, email: email, on: sql)
+            if kind == .staff { try await LoginThrottle.clear(.staffCode, email: email, on: sql) }
+        }
+        context.console.print("Cleared failed sign-ins\(kind == .staff ? " and second-factor codes" : "") of \(kind.rawValue) \(email).")
     }
 }

@@ -63,7 +63,10 @@ struct SeedDemoCommand: StorytimeCommand {
         case .skipped(let count):
             console.print("The catalog already has \(count) books; demo seed skipped.")
             if let credentialsFile, let saved = try? String(contentsOfFile: credentialsFile, encoding: .utf8) { console.print(saved) }
-        case .seeded(let credentials):
+        case .seeded(var credentials):
+            let box = SecretBox(sessionSecret: app.settings.sessionSecret)
+            let secret = try await context.withDatabase { sql in try await DemoSecondFactor.enrol(box: box, on: sql) }
+            credentials += DemoSecondFactor.credentials(secret: secret)
             console.print(credentials)
             if let credentialsFile {
                 try FileManager.default.createDirectory(atPath: (credentialsFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -16,9 +16,11 @@ struct BookCoverController: RouteCollection {
     }
 
     /// The upload is multipart, so it is registered before the CSRF middleware (which reads
-    /// url-encoded forms) and checks the token itself, as the CSV import does.
+    /// url-encoded forms) and checks the token itself, as the CSV import does. Its body is
+    /// streamed: the role, the request's origin and its declared size are checked before a byte of
+    /// it is read (a viewer's 10 MB is never collected).
     static func registerUpload(on routes: any RoutesBuilder) {
-        routes.on(.POST, "books", ":id", .constant(path), body: .collect(maxSize: maxBody)) { req async throws -> Response in
+        routes.on(.POST, "books", ":id", .constant(path), body: .stream) { req async throws -> Response in
             try await upload(req: req)
         }
     }
@@ -41,23 +43,19 @@ struct BookCoverController: RouteCollection {
         return id
     }
 
-    static func render(_ req: Request, book: Int, error: String?, status: HTTPStatus = .ok) async throws -> Response {
-        guard let row = try await req.sql.raw("""
-            SELECT b.title, bc.width, bc.height, bc.dominant_color, bc.files FROM books b LEFT JOIN book_covers bc ON bc.book_id = b.id WHERE b.id = \(bind: book)
-            """).first() else { throw Abort(.notFound) }
-        let title = try row.decode(column: "title", as: String.self)
+    static func render(_ req: Request, book: Int, error: String?, status: HTTPStatus = .ok, retryAfter: Int? = nil) async throws -> Response {
+        guard let row = try await BookCovers.current(book: book, on: req.sql) else { throw Abort(.notFound) }
+        let title = row.title
         var cover: Page.Cover?
-        if let files = try row.decode(column: "files", as: [String]?.self), !files.isEmpty {
+        if let files = row.files, !files.isEmpty, let width = row.width, let height = row.height, let color = row.dominant_color {
             let medium = files.count > 3 ? Array(files[2...3]) : Array(files.prefix(2))
-            let width = try row.decode(column: "width", as: Int.self), height = try row.decode(column: "height", as: Int.self)
             cover = Page.Cover(webp: "/covers/" + medium[0], jpeg: "/covers/" + (medium.last ?? medium[0]), width: width, height: height,
-                               color: try row.decode(column: "dominant_color", as: String.self), files: files.count,
-                               boxHeight: max(1, 160 * height / max(1, width)))
+                               color: color, files: files.count, boxHeight: max(1, 160 * height / max(1, width)))
         }
         let record = AdminPath.record("books", book)
         let page = Page(layout: LayoutView(req, title: "Cover of \(title)", section: "books"), heading: "Cover of “\(title)”",
                         bookURL: record, action: record + "/" + path, removeAction: record + "/" + path + "/remove", cover: cover, error: error)
-        return try await req.view.render("cover", page).encodeResponse(status: status, for: req)
+        return try await req.page("cover", page, status: status, headers: retryAfter.map { ["Retry-After": String($0)] } ?? [:])
     }
 
     @Sendable
@@ -68,27 +66,54 @@ struct BookCoverController: RouteCollection {
 
     struct Upload: Content { var csrf_token: String?; var file: File? }
 
+    /// Role, origin and declared size, then the body, the form's token and the free checks; then a
+    /// worker of this instance's `CoverGate` (none free and the line full: 503 with `Retry-After`
+    /// at once), the user's budget spent (429) — both before any image is decoded — the work, and
+    /// the save.
     static func upload(req: Request) async throws -> Response {
         try req.requireEditor()
         guard !CrossSite.isCrossSite(req) else { throw BookImportController.expiredForm }
         let book = try bookID(req)
+        if let length = req.headers.first(name: .contentLength).flatMap(Int.init), length > maxBody.value {
+            throw Abort(.payloadTooLarge, reason: "The image is larger than 10 MB.")
+        }
+        // With every worker busy and the line full, the 10 MB body is not even read.
+        if req.appServices.coverGate.refusesNow() { return try await busy(req, book: book) }
+        if req.body.data == nil { _ = try await req.body.collect(max: maxBody.value).get() }
         let upload = try? req.content.decode(Upload.self)
         guard req.adminSession.verifyCSRF(upload?.csrf_token) else { throw BookImportController.expiredForm }
         let staff = try req.staff
         do {
             guard let file = upload?.file, file.data.readableBytes > 0 else { throw CoverProcessor.Refusal(message: "Choose an image file.") }
-            let result = try await CoverProcessor.process(Data(file.data.readableBytesView))
+            let data = Data(file.data.readableBytesView)
+            try CoverProcessor.check(data)
+            let result = try await req.appServices.coverGate.run {
+                if let wait = try await BookCovers.reserveUpload(staff: staff.id, on: req.sql) { throw BudgetSpent(seconds: wait) }
+                return try await CoverProcessor.process(data)
+            }
             let saved = try await req.transaction { sql in
                 try await BookCovers.save(result, book: book, staff: staff, store: PostgresCoverStore(), on: sql)
             }
             guard saved else { throw Abort(.notFound) }
         } catch let refusal as CoverProcessor.Refusal {
-            let status: HTTPStatus = refusal.message.contains("last minute") ? .tooManyRequests : .unprocessableEntity
-            return try await render(req, book: book, error: refusal.message, status: status)
+            return try await render(req, book: book, error: refusal.message, status: .unprocessableEntity)
+        } catch let spent as BudgetSpent {
+            let message = "You sent \(BookCovers.uploadsPerMinute) covers in the last minute; wait a minute and try again."
+            return try await render(req, book: book, error: message, status: .tooManyRequests, retryAfter: spent.seconds)
+        } catch is CoverGate.Busy {
+            return try await busy(req, book: book)
         }
         req.adminSession.flash("The cover was saved; families see it with the book's next answer.")
         return req.redirect(to: AdminPath.record("books", book) + "/" + path)
     }
+
+    private static func busy(_ req: Request, book: Int) async throws -> Response {
+        let message = "Other covers are being processed right now; try again in \(CoverGate.retryAfter) seconds. Nothing was saved."
+        return try await render(req, book: book, error: message, status: .serviceUnavailable, retryAfter: CoverGate.retryAfter)
+    }
+
+    /// The user's uploads of this minute are spent; the seconds until the next minute's.
+    struct BudgetSpent: Error { let seconds: Int }
 
     @Sendable
     func remove(req: Request) async throws -> Response {

@@ -13,22 +13,40 @@ enum BookCovers {
         return SQLFragment(trusted: "(SELECT '/covers/' || \(file) FROM book_covers bcv WHERE bcv.book_id = \(book).id)")
     }
 
-    /// Uploads a staff user may make per minute (`COVER_UPLOADS_PER_MINUTE` in the docs' words:
-    /// a fixed budget, counted in the audit log, per user across instances).
+    /// A book's title and cover as its cover page shows them (the cover's fields null without
+    /// one). Nil: no such book.
+    struct Current: Decodable { let title: String; let width: Int?; let height: Int?; let dominant_color: String?; let files: [String]? }
+
+    static func current(book: Int, on sql: any SQLDatabase) async throws -> Current? {
+        try await sql.raw("""
+            SELECT b.title, bc.width, bc.height, bc.dominant_color, bc.files FROM books b LEFT JOIN book_covers bc ON bc.book_id = b.id WHERE b.id = \(bind: book)
+            """).first(decoding: Current.self)
+    }
+
+    /// Uploads a staff user may send per minute: a fixed one-minute window per user, counted in
+    /// PostgreSQL (`login_throttle`, scope `cover_upload`) so every instance spends one budget.
     static let uploadsPerMinute = 10
+    static let budgetScope = "cover_upload"
+
+    /// Spends one upload of `staff`'s budget *before* any image work, in one statement that counts
+    /// under the row's lock (concurrent uploads get distinct counts). Nil: go on; else the seconds
+    /// until the window ends (the upload must then not be processed). Refused uploads count too.
+    static func reserveUpload(staff: Int, on sql: any SQLDatabase) async throws -> Int? {
+        let row = try await sql.raw("""
+            INSERT INTO login_throttle AS t (scope, key, window_start, attempts) VALUES (\(bind: budgetScope), \(bind: String(staff)), now(), 1)
+            ON CONFLICT (scope, key) DO UPDATE SET
+                attempts = CASE WHEN t.window_start <= now() - interval '1 minute' THEN 1 ELSE t.attempts + 1 END,
+                window_start = CASE WHEN t.window_start <= now() - interval '1 minute' THEN now() ELSE t.window_start END
+            RETURNING t.attempts, greatest(1, ceil(extract(epoch FROM t.window_start + interval '1 minute' - now())))::int AS retry_after
+            """).first(decoding: Spent.self)!
+        return row.attempts > uploadsPerMinute ? row.retry_after : nil
+    }
+
+    private struct Spent: Decodable { let attempts: Int; let retry_after: Int }
 
     /// Stores the files and the book's cover in one transaction, audited. Nil: no such book.
-    /// Throws `CoverProcessor.Refusal` when the user spent this minute's budget.
     static func save(_ result: CoverProcessor.Result, book: Int, staff: StaffUser, store: any CoverStore,
                      on sql: any SQLDatabase) async throws -> Bool {
-        // One user's uploads are counted one after another (no two both seeing the budget unspent).
-        try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended('cover-uploads:' || \(bind: staff.id), 0))").run()
-        let recent = try await sql.raw("""
-            SELECT count(*) AS n FROM audit_log WHERE staff_user_id = \(bind: staff.id) AND action = 'cover upload' AND created_at > now() - interval '1 minute'
-            """).first()!.decode(column: "n", as: Int.self)
-        guard recent < uploadsPerMinute else {
-            throw CoverProcessor.Refusal(message: "You uploaded \(uploadsPerMinute) covers in the last minute; wait a minute and try again.")
-        }
         guard let before = try await sql.raw("""
             SELECT (SELECT to_jsonb(bc) - 'api_json' FROM book_covers bc WHERE bc.book_id = b.id)::text AS snapshot FROM books b WHERE b.id = \(bind: book) FOR UPDATE
             """).first() else { return false }

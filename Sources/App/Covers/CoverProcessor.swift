@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 
 /// Makes a cover's renditions with libvips' command-line tools (Debian's `libvips-tools`; what
-/// imgproxy and sharp build on), out of the app's process: a hostile file can crash or bloat only
-/// a short-lived `vips`, never the server, and the app holds just the upload and the results.
+/// imgproxy and sharp build on), out of the app's process (`ChildProcess`: one launcher, a time
+/// limit each): a hostile file can crash or bloat only a short-lived `vips`, never the server, and
+/// the app holds just the upload and the results.
 ///
 /// Checks, in order: at most 10 MB; JPEG, PNG or WebP by its first bytes; the same format by
 /// libvips' own loader (a polyglot that sniffs as one and loads as another is refused); at most
@@ -36,10 +37,19 @@ enum CoverProcessor {
     /// Why an upload is refused, as the form shows it.
     struct Refusal: Error, Equatable { let message: String }
 
-    static func process(_ data: Data) async throws -> Result {
+    /// The checks that cost nothing (present, size, first bytes): made before an upload waits for
+    /// a worker or spends its budget. The format by its first bytes.
+    @discardableResult
+    static func check(_ data: Data) throws -> Format {
         guard !data.isEmpty else { throw Refusal(message: "Choose an image file.") }
         guard data.count <= maximumBytes else { throw Refusal(message: "The image is larger than 10 MB.") }
         guard let format = sniff(data) else { throw Refusal(message: "This is not a JPEG, PNG or WebP image.") }
+        return format
+    }
+
+    /// The renditions; run under the instance's `CoverGate` (a worker each), never unbounded.
+    static func process(_ data: Data) async throws -> Result {
+        let format = try check(data)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cover-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -117,40 +127,12 @@ enum CoverProcessor {
     }
 
     private static func header(_ path: String, _ field: String) async throws -> String {
-        let run = try await Subprocess.run(["vipsheader", "-f", field, path])
+        let run = try await ChildProcess.run(["vipsheader", "-f", field, path])
         guard run.status == 0 else { throw Refusal(message: "This is not an image libvips can read.") }
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private static func vips(_ arguments: [String]) async throws -> Subprocess.Run {
-        try await Subprocess.run(["vips"] + arguments)
-    }
-}
-
-/// Runs a command of the image tools with a time limit (`timeout`), one thread for libvips, and
-/// its output in files (no pipe to fill).
-enum Subprocess {
-    struct Run { let status: Int32; let output: String; let error: String }
-
-    static func run(_ arguments: [String], seconds: Int = 30) async throws -> Run {
-        let folder = FileManager.default.temporaryDirectory
-        let out = folder.appendingPathComponent("sub-\(UUID().uuidString).out"), err = folder.appendingPathComponent("sub-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=5", String(seconds)] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["VIPS_CONCURRENCY"] = "1"
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { process.terminationHandler = nil; continuation.resume(throwing: error) }
-        }
-        return Run(status: status, output: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                   error: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    private static func vips(_ arguments: [String]) async throws -> ChildProcess.Run {
+        try await ChildProcess.run(["vips"] + arguments)
     }
 }

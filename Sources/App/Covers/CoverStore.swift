@@ -10,6 +10,8 @@ protocol CoverStore: Sendable {
     func put(_ file: CoverProcessor.Rendition, on sql: any SQLDatabase) async throws
     /// A kept file's type and bytes.
     func get(hash: String, on sql: any SQLDatabase) async throws -> (contentType: String, bytes: Data)?
+    /// Whether a file is kept under `hash` (its bytes not read).
+    func contains(hash: String, on sql: any SQLDatabase) async throws -> Bool
 }
 
 struct PostgresCoverStore: CoverStore {
@@ -19,6 +21,10 @@ struct PostgresCoverStore: CoverStore {
             VALUES (\(bind: file.hash), \(bind: file.contentType), \(bind: file.width), \(bind: file.height), \(bind: ByteBuffer(data: file.bytes)))
             ON CONFLICT (hash) DO NOTHING
             """).run()
+    }
+
+    func contains(hash: String, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("SELECT 1 AS x FROM cover_files WHERE hash = \(bind: hash)").first() != nil
     }
 
     func get(hash: String, on sql: any SQLDatabase) async throws -> (contentType: String, bytes: Data)? {

@@ -26,7 +26,7 @@ struct CoversController: RouteCollection {
             $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
         }) {
             // Still check it exists: a 304 for a name never stored would hide a wrong URL.
-            guard try await req.sql.raw("SELECT 1 AS x FROM cover_files WHERE hash = \(bind: hash)").first() != nil else { throw Abort(.notFound) }
+            guard try await store.contains(hash: hash, on: req.sql) else { throw Abort(.notFound) }
             return Response(status: .notModified, headers: headers)
         }
         guard let file = try await store.get(hash: hash, on: req.sql),

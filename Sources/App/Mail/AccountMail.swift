@@ -3,7 +3,7 @@ import Foundation
 /// The mails the family side sends, in our voice: short, warm, one clear action, and what to do
 /// when it was not you. Each has a plain-text and an HTML body; values are escaped in the HTML.
 struct AccountMail: Sendable, Equatable {
-    enum Kind: String, Sendable { case verify, reset, newEmail = "new_email", emailChangeRequested = "email_change", signUpExisting = "sign_up_existing" }
+    enum Kind: String, Sendable { case verify, reset, newEmail = "new_email", emailChangeRequested = "email_change", signUpExisting = "sign_up_existing", addressInUse = "address_in_use" }
 
     let kind: Kind
     let subject: String
@@ -49,6 +49,16 @@ struct AccountMail: Sendable, Equatable {
                      "If it was you, just sign in. Forgot your password? Ask for a reset in the app, or here:"],
              action: ("Reset my password", resetLink),
              after: ["Wasn't you? Nothing has changed; you can ignore this mail."])
+    }
+
+    /// To an address that already has an account when another account asks to move to it: its
+    /// owner learns of it; the asking account learns nothing (its answer and notice are the same).
+    static func addressInUse() -> AccountMail {
+        make(.addressInUse, subject: "Someone asked to use your email for another Storytime account",
+             lines: ["Someone signed in to another Storytime account asked to use this address for it.",
+                     "This address already has its own Storytime account, so nothing has changed."],
+             action: nil,
+             after: ["Wasn't you? You can ignore this mail: your account and its password stay as they are."])
     }
 
     private static func make(_ kind: Kind, subject: String, lines: [String], action: (label: String, link: String)?, after: [String]) -> AccountMail {

@@ -43,6 +43,11 @@ struct SMTPClient: Sendable {
         for address in [sender, recipient] where address.contains(where: { "\r\n".contains($0) }) || Self.address(address).contains(where: { "<> ".contains($0) }) {
             throw SMTPError(description: "refused address \(address.debugDescription)", permanent: true)
         }
+        // A recipient is an address alone (`AccountInput.email`): a form (`Name <a@b>`, a list)
+        // would reach another mailbox than the one its mail budget was spent on.
+        if recipient.unicodeScalars.contains(where: AccountInput.formCharacters.contains) {
+            throw SMTPError(description: "refused recipient \(recipient.debugDescription): not an address alone", permanent: true)
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await converse(from: sender, to: recipient, message: message) }
             group.addTask {

@@ -25,7 +25,10 @@ struct PlaybackController: ChildRouteCollection {
 
     /// Checks in this order: the book in the child's library and the catalog of the family's
     /// country (404), the controls (the play's 403s), rights available now (422
-    /// `rights_unavailable`), a ready video (422 `asset_not_ready`).
+    /// `rights_unavailable`), a ready video (422 `asset_not_ready`), then — when today has a
+    /// daily limit — the minutes neither played nor held by the child's live grants
+    /// (`PlaybackReservations`: 403 `time_limit_reached` when none are left), which the grant
+    /// reserves for its whole length.
     @Sendable
     func grant(req: Request) async throws -> Response {
         let child = try req.child
@@ -42,16 +45,37 @@ struct PlaybackController: ChildRouteCollection {
             """).first(), try row.decode(column: "visible", as: Bool.self) else {
             throw Problem.notFound("No such book in this child's library.")
         }
-        let usedToday = try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: req.sql, now: now)
-        guard try row.decode(column: "available", as: Bool.self) else { throw LibraryController.rightsUnavailable }
-        guard try row.decode(column: "asset_status", as: String?.self) == "ready", let asset = try row.decode(column: "asset_id", as: Int?.self) else {
-            throw Self.notReady
+        let available = try row.decode(column: "available", as: Bool.self)
+        let asset = try row.decode(column: "asset_status", as: String?.self) == "ready" ? try row.decode(column: "asset_id", as: Int?.self) : nil
+        let availableUntil = try row.decode(column: "available_until", as: Date?.self)
+        let parent = try req.parentID
+        let grantID = UUID()
+        // Judged and reserved under the child's lock: grants asked together never share a minute.
+        let (expiry, reason) = try await req.transaction { sql -> (Date, String) in
+            guard try await PlayAllowance.lockChild(child.id, parent: parent, on: sql) else {
+                throw Problem.notFound("No such book in this child's library.")
+            }
+            let usedToday = try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql, now: now)
+            guard available else { throw LibraryController.rightsUnavailable }
+            guard asset != nil else { throw Self.notReady }
+            guard let used = usedToday else {
+                return Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: nil)
+            }
+            let held = try await PlaybackReservations.held(child: child.id, now: now, on: sql)
+            let clock = child.controls.clock, today = clock.day(containing: now)
+            let daily = child.controls.schedule.limits(weekday: clock.weekday(ofDayStarting: today.start)).dailySeconds ?? 0
+            guard used + held.seconds < daily else {
+                throw PlaybackReservations.exhausted(dailySeconds: daily, now: now, firstEnd: held.firstEnd, nextDay: today.end)
+            }
+            let (expiry, reason) = Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: used + held.seconds)
+            try await PlaybackReservations.reserve(child: child.id, book: bookID, grant: grantID, now: now, until: expiry,
+                                                   seconds: Int(expiry.timeIntervalSince(now).rounded(.up)), on: sql)
+            return (expiry, reason)
         }
-        let (expiry, reason) = Self.expiry(now: now, availableUntil: try row.decode(column: "available_until", as: Date?.self),
-                                           controls: child.controls, usedToday: usedToday)
+        guard let asset else { throw Self.notReady }
         let payload = PlaybackGrant(sub: .init(value: String(asset)), aud: .init(value: [PlaybackGrant.audience]),
                                     exp: .init(value: expiry), iat: .init(value: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))),
-                                    jti: .init(value: UUID().uuidString), book: bookID, child: child.id)
+                                    jti: .init(value: grantID.uuidString), book: bookID, child: child.id)
         let token = try await req.application.playbackKeys.keys.sign(payload)
         let dto = GrantDTO(url: "\(req.application.settings.playbackBaseURL)/\(asset).m3u8", token: token, expiresAt: expiry, expiresBecause: reason)
         let response = Response(status: .created, headers: ["Cache-Control": "no-store"])

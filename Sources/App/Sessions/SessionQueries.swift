@@ -25,21 +25,24 @@ enum SessionQueries {
 
     /// Uses `secret` once: marks it used and issues the device's next token. A token used before
     /// (or of a signed-out device) signs its device out — whoever holds a copy is not the device.
+    ///
+    /// Every path locks the device's row before any of its tokens (as signing out does), so
+    /// concurrent refreshes — of one token, or of an old and the current one — queue on the device
+    /// and never deadlock: the first rotates, each later one finds the token used (or gone).
     static func rotate(_ secret: String, on sql: any SQLDatabase) async throws -> Rotation {
         let hash = RefreshSecret.hash(secret)
-        // One statement claims the token: of two concurrent uses, one rotates, the other is a reuse.
+        guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)").first()?
+            .decode(column: "device_id", as: Int.self) else { return .unknown }
+        try await sql.raw("SELECT id FROM parent_devices WHERE id = \(bind: device) FOR UPDATE").run()
         if let row = try await sql.raw("""
             WITH used AS (UPDATE refresh_tokens SET used_at = now() WHERE hash = \(bind: hash) AND used_at IS NULL RETURNING device_id)
             UPDATE parent_devices d SET last_used_at = now() FROM used WHERE d.id = used.device_id AND d.revoked_at IS NULL
                AND (NOT d.child_device OR d.child_id IS NOT NULL)
             RETURNING d.id, d.parent_id, d.child_id
             """).first() {
-            let device = try row.decode(column: "id", as: Int.self)
             return .rotated(parent: try row.decode(column: "parent_id", as: Int.self), device: device,
                             child: try row.decode(column: "child_id", as: Int?.self), refresh: try await issueRefresh(device: device, on: sql))
         }
-        guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)").first()?
-            .decode(column: "device_id", as: Int.self) else { return .unknown }
         _ = try await revoke(devices: "d.id = \(bind: device)", on: sql)
         return .reused(device: device)
     }
@@ -68,11 +71,30 @@ enum SessionQueries {
             """).all(decoding: DeviceRow.self, keyDecodingStrategy: .convertFromSnakeCase)
     }
 
-    /// Devices signed out within `window` seconds: the ones whose access tokens may still be alive.
-    static func recentlyRevoked(within window: TimeInterval, on sql: any SQLDatabase) async throws -> Set<Int> {
-        Set(try await sql.raw("""
-            SELECT id FROM parent_devices WHERE revoked_at > now() - make_interval(secs => \(bind: window))
-            """).all().map { try $0.decode(column: "id", as: Int.self) })
+    /// Devices signed out and accounts deleted within `window` seconds: the ones whose access
+    /// tokens may still be alive.
+    static func recentlyRevoked(within window: TimeInterval, on sql: any SQLDatabase) async throws -> (devices: Set<Int>, accounts: Set<Int>) {
+        struct Row: Decodable { let account: Bool; let id: Int }
+        let rows = try await sql.raw("""
+            SELECT false AS account, id FROM parent_devices WHERE revoked_at > now() - make_interval(secs => \(bind: window))
+            UNION ALL
+            SELECT true, parent_id FROM ended_accounts WHERE ended_at > now() - make_interval(secs => \(bind: window))
+            """).all(decoding: Row.self)
+        return (Set(rows.filter { !$0.account }.map(\.id)), Set(rows.filter(\.account).map(\.id)))
+    }
+
+    enum Liveness { case live, signedOut, accountGone }
+
+    /// Whether `parent`'s account exists and `device` (when the token names one) is still signed in, now.
+    static func liveness(parent: Int, device: Int?, on sql: any SQLDatabase) async throws -> Liveness {
+        struct Row: Decodable { let account: Bool; let device: Bool }
+        let row = try await sql.raw("""
+            SELECT EXISTS (SELECT 1 FROM parents WHERE id = \(bind: parent)) AS account,
+                   \(bind: device)::bigint IS NULL OR EXISTS (
+                       SELECT 1 FROM parent_devices WHERE id = \(bind: device) AND parent_id = \(bind: parent) AND revoked_at IS NULL) AS device
+            """).first(decoding: Row.self)
+        guard row?.account == true else { return .accountGone }
+        return row?.device == true ? .live : .signedOut
     }
 }
 

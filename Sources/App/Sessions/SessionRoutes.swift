@@ -71,10 +71,16 @@ struct SessionRoutes: RouteCollection {
         return .noContent
     }
 
-    /// Signs every device of the account out, this one included.
+    /// Signs every device of the account out, this one included, and ends any pending address
+    /// change in the same transaction (`AccountQueries.endPendingChanges`).
     @Sendable
     func signOutAll(req: Request) async throws -> HTTPStatus {
-        try await Self.revoke("d.parent_id = \(bind: try req.parentID)", req: req)
+        let parent = try req.parentID
+        let ids = try await req.transaction { sql in
+            try await AccountQueries.endPendingChanges(parents: [parent], on: sql)
+            return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: parent)", on: sql)
+        }
+        req.appServices.revokedSessions.note(ids)
         return .noContent
     }
 

@@ -9,9 +9,15 @@ import Vapor
 /// and body; the same key with another request is 422 `idempotency_key_reused`; while the first
 /// is still running, 409 `idempotency_key_in_use`. Kept in PostgreSQL, so every instance agrees.
 ///
-/// Not kept: 5xx answers and errors (the retry runs again), and answers marked `no-store` (they
-/// carry tokens, which are never stored: a retried pairing pairs again). Requests without a
-/// valid bearer token (sign-up, sign-in) ignore the header.
+/// The credential is checked first (signature, expiry, a signed-in device, a live account — in the
+/// database: these are writes), and keys belong to it: the parent's account, or one child device
+/// (`Credential`), so a child's tablet neither replays nor blocks the parent's answers. Requests
+/// without a live bearer token (sign-up, sign-in, a signed-out device, a deleted account) ignore
+/// the header and get the route's own answer.
+///
+/// Not kept: 5xx answers and errors (the retry runs again), refusals of the credential (any 401,
+/// the 403 `parent_only`: the same key may serve the request once it is allowed), and answers
+/// marked `no-store` (they carry tokens, which are never stored: a retried pairing pairs again).
 struct IdempotencyMiddleware: Middleware {
     static let lifetime: TimeInterval = 24 * 3600
     /// How long an in-flight claim holds before another request may take it over (the first
@@ -27,10 +33,10 @@ struct IdempotencyMiddleware: Middleware {
     }
 
     private func respond(to request: Request, key: String, next: any Responder) async throws -> Response {
+        guard let owner = await Self.credential(of: request) else { return try await next.respond(to: request).get() }
         guard !key.isEmpty, key.utf8.count <= 255, key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             return Problem.invalidParameter("Idempotency-Key", "Idempotency-Key must be 1 to 255 visible ASCII characters.").response()
         }
-        guard let parent = await Self.account(of: request) else { return try await next.respond(to: request).get() }
         let body: ByteBuffer?
         do {
             body = try await request.body.collect(max: request.encodedPath.hasSuffix("/plays/batch") ? 128 * 1024 : 64 * 1024).get()
@@ -40,7 +46,7 @@ struct IdempotencyMiddleware: Middleware {
         let fingerprint = Self.fingerprint(request, body: body)
         let store = IdempotencyStore(sql: request.sql)
 
-        switch try await store.claim(parent: parent, key: key, fingerprint: fingerprint) {
+        switch try await store.claim(owner, key: key, fingerprint: fingerprint) {
         case .claimed:
             break
         case .reused:
@@ -59,21 +65,36 @@ struct IdempotencyMiddleware: Middleware {
         do {
             response = try await next.respond(to: request).get()
         } catch {
-            try? await store.release(parent: parent, key: key)
+            try? await store.release(owner, key: key)
             throw error
         }
-        if response.status.code >= 500 || response.headers.first(name: .cacheControl)?.contains("no-store") == true || response.body.buffer == nil && response.body.count > 0 {
-            try? await store.release(parent: parent, key: key)
+        if response.status.code >= 500 || Self.isRefusal(response) || response.headers.first(name: .cacheControl)?.contains("no-store") == true || response.body.buffer == nil && response.body.count > 0 {
+            try? await store.release(owner, key: key)
         } else {
-            try await store.keep(response, parent: parent, key: key)
+            try await store.keep(response, owner, key: key)
         }
         return response
     }
 
-    /// The account of a valid bearer token (parent or child device: the parent's), else nil.
-    static func account(of request: Request) async -> Int? {
-        guard let bearer = request.headers.bearerToken else { return nil }
-        return await ParentToken.verify(bearer, request: request)?.parentID
+    /// Who holds a key: the account, and the parent (`parent`) or one child device of it.
+    struct Credential: Sendable {
+        let parent: Int
+        let subject: String
+    }
+
+    /// The credential of a live bearer token (`authenticatedParent`), else nil.
+    static func credential(of request: Request) async -> Credential? {
+        guard request.headers.bearerToken != nil, let token = try? await request.authenticatedParent().get(),
+              let parent = token.parentID else { return nil }
+        return Credential(parent: parent, subject: token.childID.map { "child_device:\(token.deviceID ?? 0):\($0)" } ?? "parent")
+    }
+
+    /// A refusal of the credential rather than an answer to the request: any 401, the 403 `parent_only`.
+    static func isRefusal(_ response: Response) -> Bool {
+        if response.status == .unauthorized { return true }
+        guard response.status == .forbidden, let buffer = response.body.buffer,
+              let problem = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else { return false }
+        return problem["code"] as? String == "parent_only"
     }
 
     /// What a retry must repeat: the method, the path with its query, and the body.
@@ -85,67 +106,3 @@ struct IdempotencyMiddleware: Middleware {
     }
 }
 
-/// The kept answers of `IdempotencyMiddleware`, one row per account and key.
-struct IdempotencyStore {
-    let sql: any SQLDatabase
-
-    enum Claim {
-        case claimed, reused, inFlight
-        case done(Response)
-    }
-
-    /// Claims the key for this request (a new key, one older than 24 hours, or an in-flight claim
-    /// that lapsed), or says what holds it — in one statement, so concurrent retries on any
-    /// instance see exactly one claim.
-    func claim(parent: Int, key: String, fingerprint: Data) async throws -> Claim {
-        let claimed = try await sql.raw("""
-            INSERT INTO idempotency_keys (parent_id, key, fingerprint, locked_until)
-            VALUES (\(bind: parent), \(bind: key), \(bind: fingerprint), now() + make_interval(secs => \(bind: IdempotencyMiddleware.claim)))
-            ON CONFLICT (parent_id, key) DO UPDATE
-                SET fingerprint = EXCLUDED.fingerprint, status = NULL, headers = NULL, body = NULL,
-                    created_at = now(), locked_until = EXCLUDED.locked_until
-                WHERE idempotency_keys.created_at < now() - make_interval(secs => \(bind: IdempotencyMiddleware.lifetime))
-                   OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until < now()
-                       AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-            RETURNING 1 AS claimed
-            """).first()
-        if claimed != nil { return .claimed }
-        guard let row = try await sql.raw("""
-            SELECT fingerprint, status, headers::text AS headers, body FROM idempotency_keys
-            WHERE parent_id = \(bind: parent) AND key = \(bind: key)
-            """).first() else { return .inFlight }
-        guard try row.decode(column: "fingerprint", as: Data.self) == fingerprint else { return .reused }
-        guard let status = try row.decode(column: "status", as: Int?.self) else { return .inFlight }
-        var headers = HTTPHeaders()
-        let pairs = try JSONDecoder().decode([[String]].self, from: Data((try row.decode(column: "headers", as: String?.self) ?? "[]").utf8))
-        for pair in pairs where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
-        headers.replaceOrAdd(name: "Idempotent-Replayed", value: "true")
-        let body = try row.decode(column: "body", as: Data?.self) ?? Data()
-        return .done(Response(status: HTTPStatus(statusCode: status), headers: headers, body: body.isEmpty ? .empty : .init(data: body)))
-    }
-
-    /// Keeps the first answer (its status, headers and exact body bytes).
-    func keep(_ response: Response, parent: Int, key: String) async throws {
-        let skipped: Set<String> = ["content-length", "date", "connection", "transfer-encoding", "set-cookie"]
-        let headers = response.headers.filter { !skipped.contains($0.name.lowercased()) }.map { [$0.name, $0.value] }
-        let body = response.body.buffer.map { Data($0.readableBytesView) } ?? Data()
-        try await sql.raw("""
-            UPDATE idempotency_keys SET status = \(bind: Int(response.status.code)),
-                headers = \(bind: String(decoding: try JSONEncoder().encode(headers), as: UTF8.self))::jsonb,
-                body = \(bind: body), locked_until = NULL
-            WHERE parent_id = \(bind: parent) AND key = \(bind: key)
-            """).run()
-    }
-
-    /// Lets the key go (the request failed in a way a retry should run again).
-    func release(parent: Int, key: String) async throws {
-        try await sql.raw("DELETE FROM idempotency_keys WHERE parent_id = \(bind: parent) AND key = \(bind: key) AND status IS NULL").run()
-    }
-
-    /// Drops keys past their 24 hours (run from the retention task).
-    static func purge(on sql: any SQLDatabase) async throws {
-        try await sql.raw("""
-            DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => \(bind: IdempotencyMiddleware.lifetime))
-            """).run()
-    }
-}

@@ -125,8 +125,9 @@ struct StaffAccountController: RouteCollection {
         let token = StaffTokens.newToken()
         try await req.transaction { sql in
             let id = try await sql.raw("""
-                INSERT INTO staff_api_tokens (staff_user_id, name, scopes, token_hash)
-                VALUES (\(bind: user.id), \(bind: name), \(bind: Array(Set(scopes)).sorted())::text[], \(bind: StaffTokens.hash(token))) RETURNING id
+                INSERT INTO staff_api_tokens (staff_user_id, name, scopes, token_hash, role)
+                VALUES (\(bind: user.id), \(bind: name), \(bind: Array(Set(scopes)).sorted())::text[], \(bind: StaffTokens.hash(token)), \(bind: user.role.rawValue))
+                RETURNING id
                 """).first()!.decode(column: "id", as: Int.self)
             try await AuditWriter(staff: user).record("api token: created", table: "staff_api_tokens", ids: [id], before: [:],
                                                       after: [id: String(decoding: try JSONEncoder().encode(["name": name, "scopes": scopes.joined(separator: ",")]), as: UTF8.self)], on: sql)

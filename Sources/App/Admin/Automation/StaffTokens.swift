@@ -5,10 +5,15 @@ import SQLKit
 import Vapor
 
 /// Scoped staff API tokens: `stk_` + 32 random bytes, shown once, stored as SHA-256. A token acts
-/// as its staff member (their role still applies) within its scopes:
-/// - `read_catalog`: GET of console pages and CSV exports (not the account pages);
+/// as its staff member with the lower of the role they had when it was made and their role now,
+/// and only on routes declared for one of its scopes (`TokenScopedRoutes`, in `ConsoleRoutes`):
+/// - `read_catalog`: the catalog's pages and CSV exports (books, categories, publishers, rights,
+///   videos, synonyms, the dashboard, review queue, preview, search) — never families, staff,
+///   webhooks, the audit log, reports, the Outbox or the account pages;
 /// - `import`: the book import's upload and run;
-/// - `batch`: batch actions on a list.
+/// - `batch`: batch actions on the catalog's lists.
+/// A token ends when its owner's password changes, their second factor is removed or replaced,
+/// they are demoted or locked (a trigger, migration 0032).
 /// Requests with a token carry no cookie, so the console's CSRF check does not apply to them.
 enum StaffTokens {
     enum Scope: String, CaseIterable, Sendable {
@@ -33,30 +38,19 @@ enum StaffTokens {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// The staff member and scopes of a live token, its use recorded (at most once a minute).
+    /// The staff member (at the token's role) and scopes of a live token of an unlocked account,
+    /// its use recorded (at most once a minute).
     static func authenticate(_ token: String, on sql: any SQLDatabase) async throws -> (StaffUser, Set<Scope>)? {
         guard token.hasPrefix(prefix), token.utf8.count < 100 else { return nil }
         guard let row = try await sql.raw("""
             UPDATE staff_api_tokens k SET last_used_at = CASE WHEN k.last_used_at > now() - interval '1 minute' THEN k.last_used_at ELSE now() END
               FROM staff_users u
-             WHERE u.id = k.staff_user_id AND k.token_hash = \(bind: hash(token)) AND k.revoked_at IS NULL
-            RETURNING u.id, u.email, u.role, u.time_zone, k.scopes
+             WHERE u.id = k.staff_user_id AND k.token_hash = \(bind: hash(token)) AND k.revoked_at IS NULL AND u.locked_at IS NULL
+            RETURNING u.id, u.email, CASE WHEN storytime_staff_rank(k.role) < storytime_staff_rank(u.role) THEN k.role ELSE u.role END AS role,
+                      u.time_zone, k.scopes
             """).first(), let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) else { return nil }
         let user = StaffUser(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self), role: role,
                              hasSecondFactor: true, timeZone: try row.decode(column: "time_zone", as: String.self))
         return (user, Set(try row.decode(column: "scopes", as: [String].self).compactMap(Scope.init(rawValue:))))
-    }
-
-    /// The scope a request needs, or nil when no token may make it.
-    static func scope(method: HTTPMethod, path: String) -> Scope? {
-        let parts = path.split(separator: "/").map(String.init)
-        if method == .GET || method == .HEAD {
-            return path.hasPrefix(AdminPath.account) ? nil : .readCatalog
-        }
-        guard method == .POST, parts.first == AdminPath.prefix else { return nil }
-        let rest = Array(parts.dropFirst())
-        if rest == ["books", "import"] || (rest.count == 3 && rest[0] == "books" && rest[1] == "import" && Int(rest[2]) != nil) { return .import }
-        if rest.last == ResourcePath.batch && rest.count >= 2 { return .batch }
-        return nil
     }
 }

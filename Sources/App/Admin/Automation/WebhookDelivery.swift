@@ -11,7 +11,10 @@ import Vapor
 /// (`FOR UPDATE SKIP LOCKED`, so two instances never take the same row), POSTs each signed the
 /// Standard Webhooks way, and records the answer. A 2xx is delivered; anything else is retried
 /// after `WEBHOOK_RETRY_SECONDS` × 5ⁿ (at most 6 hours) until 8 attempts, then failed — the
-/// console's delivery log can send it again.
+/// console's delivery log can send it again. Each attempt checks the endpoint's address first
+/// (`WebhookTargets`: public internet only, unless `WEBHOOK_ALLOW_PRIVATE`), connects to the
+/// address checked, and follows no redirect; what went wrong short of an HTTP answer is logged
+/// as one generic text (the reason goes to the server log only), so the log maps no ports.
 final class WebhookDelivery: Sendable {
     static let maxAttempts = 8
     static let lease = 60
@@ -25,11 +28,11 @@ final class WebhookDelivery: Sendable {
     /// Delivered and failed deliveries are kept this long in the log.
     static let keep = "30 days"
 
-    func start(sql: any SQLDatabase, client: HTTPClient, retry: Double, logger: Logger) {
+    func start(sql: any SQLDatabase, client: HTTPClient, retry: Double, targets: WebhookTargets, logger: Logger) {
         let lastPurge = NIOLockedValueBox(ContinuousClock.now - .seconds(3600))
         ticker.start(every: .seconds(2)) {
             do {
-                try await Self.pass(sql: sql, client: client, retry: retry, logger: logger)
+                try await Self.pass(sql: sql, client: client, retry: retry, targets: targets, logger: logger)
                 if lastPurge.withLockedValue({ ContinuousClock.now - $0 > .seconds(600) }) {
                     lastPurge.withLockedValue { $0 = .now }
                     try await sql.raw("DELETE FROM webhook_deliveries WHERE COALESCE(delivered_at, failed_at) < now() - \(unsafeRaw: "interval '\(Self.keep)'")").run()
@@ -46,7 +49,7 @@ final class WebhookDelivery: Sendable {
 
     /// One pass: claims what is due and sends it. Returns how many were delivered.
     @discardableResult
-    static func pass(sql: any SQLDatabase, client: HTTPClient, retry: Double, logger: Logger) async throws -> Int {
+    static func pass(sql: any SQLDatabase, client: HTTPClient, retry: Double, targets: WebhookTargets, logger: Logger) async throws -> Int {
         let due = try await sql.raw("""
             UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => \(bind: lease))
               FROM webhook_endpoints e
@@ -58,7 +61,7 @@ final class WebhookDelivery: Sendable {
             """).all(decoding: Due.self, keyDecodingStrategy: .convertFromSnakeCase)
         var delivered = 0
         for item in due.sorted(by: { $0.id < $1.id }) {
-            let outcome = await send(item, client: client)
+            let outcome = await send(item, group: client.eventLoopGroup, targets: targets, logger: logger)
             if outcome.ok { delivered += 1 }
             let attempts = item.attempts + 1
             let wait = min(retry * pow(5, Double(attempts - 1)), 6 * 3600)
@@ -78,8 +81,19 @@ final class WebhookDelivery: Sendable {
         return delivered
     }
 
-    private static func send(_ item: Due, client: HTTPClient) async -> (ok: Bool, status: Int?, error: String?) {
+    /// What the delivery log says of every attempt that got no HTTP answer (a refused address, no
+    /// connection, a timeout, a TLS failure alike).
+    static let notDelivered = "not delivered: no answer from an allowed address"
+
+    private static func send(_ item: Due, group: any EventLoopGroup, targets: WebhookTargets, logger: Logger) async -> (ok: Bool, status: Int?, error: String?) {
         guard let key = WebhookSignature.key(secret: item.secret) else { return (false, nil, "the endpoint's secret is not a usable key") }
+        let target: WebhookTargets.Checked
+        switch await targets.check(item.url) {
+        case .success(let checked): target = checked
+        case .failure(let refusal):
+            logger.notice("webhook target refused", metadata: ["delivery": .stringConvertible(item.id), "reason": .string("\(refusal)")])
+            return (false, nil, notDelivered)
+        }
         let timestamp = Int(Date().timeIntervalSince1970)
         let body = Data(item.payload.utf8)
         var request = HTTPClientRequest(url: item.url)
@@ -90,14 +104,25 @@ final class WebhookDelivery: Sendable {
         request.headers.add(name: "webhook-timestamp", value: String(timestamp))
         request.headers.add(name: "webhook-signature", value: WebhookSignature.sign(id: item.messageId, timestamp: timestamp, body: body, key: key))
         request.body = .bytes(ByteBuffer(data: body))
+        // A client of its own: connects to the address checked (the name still in Host and TLS
+        // SNI), follows no redirect, and keeps no connection for the next delivery.
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(5), read: timeout)
+        configuration.dnsOverride = [target.host: target.address.description]
+        let client = HTTPClient(eventLoopGroup: group, configuration: configuration)
+        let outcome: (ok: Bool, status: Int?, error: String?)
         do {
             let response = try await client.execute(request, timeout: timeout)
             _ = try? await response.body.collect(upTo: 64 * 1024)
             let status = Int(response.status.code)
-            return ((200..<300).contains(status), status, (200..<300).contains(status) ? nil : "HTTP \(status)")
+            outcome = ((200..<300).contains(status), status, (200..<300).contains(status) ? nil : "HTTP \(status)")
         } catch {
-            return (false, nil, String(String(describing: error).prefix(300)))
+            logger.info("webhook delivery attempt failed", metadata: ["delivery": .stringConvertible(item.id), "error": .string(String(String(describing: error).prefix(300)))])
+            outcome = (false, nil, notDelivered)
         }
+        try? await client.shutdown()
+        return outcome
     }
 }
 
@@ -107,7 +132,8 @@ struct WebhookDeliveryStarter: LifecycleHandler {
     func didBootAsync(_ app: Application) async throws {
         guard app.environment != .testing else { return }
         app.appServices.webhookDelivery.start(sql: app.db.sql(counting: app.appServices.queryCounter), client: app.http.client.shared,
-                                              retry: app.settings.webhookRetrySeconds, logger: app.logger)
+                                              retry: app.settings.webhookRetrySeconds,
+                                              targets: WebhookTargets(allowing: app.settings.webhookAllowPrivate), logger: app.logger)
     }
 
     func shutdownAsync(_ app: Application) async {

@@ -1,4 +1,5 @@
 import SQLKit
+import Vapor
 
 extension AdminResource {
     /// Where catalog events are sent (admins only). The signing secret is made by the database
@@ -27,7 +28,14 @@ extension AdminResource {
             constraintMessages: [
                 "webhook_endpoints_url_format": FieldMessage(field: "url", message: "Enter an http(s) URL."),
                 "webhook_endpoints_events_format": FieldMessage(field: "events", message: "Use event types from the list, separated by commas."),
-            ]
+            ],
+            // Not to loopback, private, link-local or reserved addresses, nor to a name resolving
+            // to one (each delivery checks again, after its own lookup).
+            check: { values, req in
+                guard case .text(let url)? = values["url"] else { return [:] }
+                let targets = WebhookTargets(allowing: req.application.settings.webhookAllowPrivate)
+                return await targets.formError(url).map { ["url": $0] } ?? [:]
+            }
         ),
         detail: .init(
             columns: [

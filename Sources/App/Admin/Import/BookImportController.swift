@@ -216,7 +216,7 @@ struct BookImportController: RouteCollection {
             return counts
         } } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {
             // Review is on (CONSOLE_REVIEW): nothing was written, the file can be imported again.
-            req.adminSession.flash("Nothing was imported: some rows would make books active that are not approved for families. Import them as drafts, or approve them first.")
+            req.adminSession.flash("Nothing was imported: some rows would make books active that are not approved for families, or change a live book's content (with review on, that goes through review as a draft). Import them as drafts, or approve them first.")
             return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
         }
         req.appServices.webhookDelivery.wake()

@@ -4,7 +4,8 @@ import Vapor
 
 /// Saved views: a list's query (filters, search, sort, page size, columns) under a name, personal
 /// or shared with all staff. Opening one is following a link; saving the same name again replaces
-/// it (one statement, so two saves at once leave one view).
+/// it (one statement, so two saves at once leave one view). Sharing is an editor's or an admin's:
+/// a viewer saves views for themselves only, and a view's owner demoted to viewer shares it no more.
 enum SavedViews {
     struct Link: Encodable {
         let name: String
@@ -15,9 +16,9 @@ enum SavedViews {
 
     static func list(resource: String, staff: StaffUser, current: String, listURL: String, on sql: any SQLDatabase) async throws -> [Link] {
         try await sql.raw("""
-            SELECT name, query, shared FROM saved_views
-             WHERE resource = \(bind: resource) AND (staff_user_id = \(bind: staff.id) OR shared)
-             ORDER BY lower(name), id LIMIT 50
+            SELECT v.name, v.query, v.shared FROM saved_views v JOIN staff_users u ON u.id = v.staff_user_id
+             WHERE v.resource = \(bind: resource) AND (v.staff_user_id = \(bind: staff.id) OR (v.shared AND u.role <> 'viewer'))
+             ORDER BY lower(v.name), v.id LIMIT 50
             """).all().map { row in
             let query = try row.decode(column: "query", as: String.self)
             return Link(name: try row.decode(column: "name", as: String.self), href: listURL + (query.isEmpty ? "" : "?" + query),
@@ -46,9 +47,14 @@ struct SavedViewsController: RouteCollection {
             return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
         }
         guard query.utf8.count <= 2000 else { throw Abort(.badRequest, reason: "This view's filter is too long to save.") }
+        let shared = form.value("shared") == "on"
+        guard !shared || staff.canEdit else {
+            req.adminSession.flash("Viewers save views for themselves only: untick “Share with all staff”, or ask an editor to share it.")
+            return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
+        }
         try await req.sql.raw("""
             INSERT INTO saved_views (staff_user_id, resource, name, query, shared)
-            VALUES (\(bind: staff.id), \(bind: resource.slug), \(bind: name), \(bind: query), \(bind: form.value("shared") == "on"))
+            VALUES (\(bind: staff.id), \(bind: resource.slug), \(bind: name), \(bind: query), \(bind: shared))
             ON CONFLICT (staff_user_id, resource, lower(name)) DO UPDATE SET query = EXCLUDED.query, shared = EXCLUDED.shared
             """).run()
         req.adminSession.flash("Saved the view “\(name)”.")

@@ -48,6 +48,8 @@ struct AdminResource: Sendable {
         var prepare: @Sendable (inout FormValues) -> Void = { _ in }
         /// Rules across fields (field → message).
         var validate: @Sendable (FormValues) -> [String: String] = { _ in [:] }
+        /// Checks that need the request (settings, the network), after `validate` passed (field → message).
+        var check: (@Sendable (FormValues, Request) async -> [String: String])?
         /// Writes what is not a column of the table (e.g. `category_ids[]`), in the same transaction.
         var afterSave: (@Sendable (Int, FormValues, any SQLDatabase) async throws -> Void)?
         /// Values of non-column fields for the edit form.

@@ -52,6 +52,7 @@ extension ResourceController {
         }
         var errors = values.parse(resource.form.fields).merging(unknown) { _, named in named }
         if errors.isEmpty { errors = resource.form.validate(values) }
+        if errors.isEmpty, let check = resource.form.check { errors = await check(values, req) }
         guard errors.isEmpty else { return try await invalid(req, store, values, errors, id: id) }
         let audit = AuditWriter(staff: try req.staff), parsed = values
         do {

@@ -46,7 +46,11 @@ extension AdminResource {
                 },
                 AdminBatchAction(name: "sign_out", label: "Sign every device out", target: nil, targetLabel: nil) { ids, _, batch in
                     let devices = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: ids)::bigint[])", on: batch.sql)
-                    _ = try await batch.audited("sign every device out", ids) { _ in ids }
+                    // Like the family's own "sign out everywhere": pending address changes end too.
+                    _ = try await batch.audited("sign every device out", ids) { sql in
+                        try await AccountQueries.endPendingChanges(parents: ids, on: sql)
+                        return ids
+                    }
                     return "\(devices.count) \(devices.count == 1 ? "device" : "devices") signed out (every instance knows within a second)."
                 },
             ]

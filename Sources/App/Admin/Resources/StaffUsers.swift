@@ -13,9 +13,31 @@ extension AdminResource {
                 AdminColumn("email", "Email", sortable: true, format: .link),
                 AdminColumn("role", "Role", sortable: true, format: .badge),
                 AdminColumn("two_factor", "Two-factor", sql: "t.totp_enabled_at IS NOT NULL", format: .boolean),
+                AdminColumn("locked", "Locked", sql: "t.locked_at IS NOT NULL", format: .boolean),
                 AdminColumn("created_at", "Created", sortable: true, format: .datetime),
             ],
-            defaultSort: "email"
+            defaultSort: "email",
+            batchActions: [
+                // A lock ends their sessions and API tokens (triggers, migration 0032); not one's own.
+                AdminBatchAction(name: "lock", label: "Lock (sign out, end API tokens)", target: nil, targetLabel: nil) { ids, _, batch in
+                    let me = batch.audit.staff.id
+                    let locked = try await batch.audited("lock", ids) { sql in
+                        try await sql.raw("""
+                            UPDATE staff_users SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND id <> \(bind: me) AND locked_at IS NULL RETURNING id
+                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                    }
+                    return "\(locked.count) staff \(locked.count == 1 ? "account" : "accounts") locked; their sessions and API tokens ended."
+                        + (ids.contains(me) ? " (Not yours: you cannot lock yourself.)" : "")
+                },
+                AdminBatchAction(name: "unlock", label: "Unlock", target: nil, targetLabel: nil) { ids, _, batch in
+                    let unlocked = try await batch.audited("unlock", ids) { sql in
+                        try await sql.raw("""
+                            UPDATE staff_users SET locked_at = NULL WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NOT NULL RETURNING id
+                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                    }
+                    return "\(unlocked.count) staff \(unlocked.count == 1 ? "account" : "accounts") unlocked (API tokens stay ended)."
+                },
+            ]
         ),
         form: .init(
             fields: [

@@ -197,7 +197,7 @@ struct AdminSessionMiddleware: AsyncMiddleware {
                 SELECT s.data::text AS data, u.id AS user_id, u.email, u.role,
                        u.totp_enabled_at IS NOT NULL AS has_totp, u.time_zone, u.theme
                   FROM admin_sessions s
-                  LEFT JOIN staff_users u ON u.id = (s.data->>'staffUserID')::bigint
+                  LEFT JOIN staff_users u ON u.id = (s.data->>'staffUserID')::bigint AND u.locked_at IS NULL
                  WHERE s.id = \(bind: AdminSession.storageKey(for: cookie, secret: secret)) AND s.expires_at > now()
                 """).first() {
                 let data = try JSONDecoder().decode(AdminSession.Data.self, from: Foundation.Data(try row.decode(column: "data", as: String.self).utf8))

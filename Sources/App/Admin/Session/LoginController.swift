@@ -58,7 +58,8 @@ struct LoginController: RouteCollection {
                                     status: .tooManyRequests, headers: ["Retry-After": String(wait)])
         }
         let row = try await req.sql.raw("""
-            SELECT id, email, role, password_hash, totp_enabled_at IS NOT NULL AS has_totp FROM staff_users WHERE lower(email) = lower(\(bind: email))
+            SELECT id, email, role, password_hash, totp_enabled_at IS NOT NULL AS has_totp, locked_at IS NOT NULL AS locked
+              FROM staff_users WHERE lower(email) = lower(\(bind: email))
             """).first()
         var user: StaffUser?
         if let row {
@@ -75,6 +76,10 @@ struct LoginController: RouteCollection {
             return try await render(req, email: email, error: "Email or password is wrong.", status: .unauthorized)
         }
         try await throttle.succeeded(on: req.sql)
+        // Said only to whoever knows the password.
+        if try row?.decode(column: "locked", as: Bool.self) == true {
+            return try await render(req, email: email, error: "This account is locked. Ask an admin to unlock it.", status: .forbidden)
+        }
         if try row?.decode(column: "has_totp", as: Bool.self) == true {
             let ticket = SecondFactorTicket.make(user: user.id, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret)
             return try await renderCode(req, ticket: ticket, email: user.email, error: nil)
@@ -109,7 +114,7 @@ struct LoginController: RouteCollection {
         let form = try FormBody(req)
         let ticket = form.value("ticket") ?? ""
         guard let id = SecondFactorTicket.user(of: ticket, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret),
-              let row = try await req.sql.raw("SELECT id, email, role FROM staff_users WHERE id = \(bind: id)").first(),
+              let row = try await req.sql.raw("SELECT id, email, role FROM staff_users WHERE id = \(bind: id) AND locked_at IS NULL").first(),
               let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) else {
             return try await render(req, email: "", error: "That sign-in took too long. Enter your email and password again.", status: .unauthorized)
         }

@@ -22,11 +22,12 @@ struct StaffAuthMiddleware: AsyncMiddleware {
     }
 
     /// A staff API token: its staff member within its scopes, answered 401/403 (never a redirect).
+    /// The scopes a route allows are those declared for the route the router matched.
     private func withToken(_ token: String, request: Request, next: any AsyncResponder) async throws -> Response {
         guard let (user, scopes) = try await StaffTokens.authenticate(token, on: request.sql) else {
             throw Abort(.unauthorized, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""], reason: "The token is unknown or was revoked.")
         }
-        guard let needed = StaffTokens.scope(method: request.method, path: request.url.path), scopes.contains(needed) else {
+        guard !scopes.isDisjoint(with: TokenScopedRoutes.scopes(of: request.route)) else {
             throw Abort(.forbidden, reason: "This token's scopes do not allow this request.")
         }
         request.storage[AdminSessionKey.self] = AdminSession(bearer: user, secret: request.application.settings.sessionSecret)

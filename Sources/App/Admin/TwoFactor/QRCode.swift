@@ -4,7 +4,7 @@ import Foundation
 /// process with a time limit, as covers are by libvips.
 enum QRCode {
     static func svg(_ text: String) async throws -> String {
-        let run = try await Subprocess.run(["qrencode", "--type=SVG", "--level=M", "--margin=2", "--size=6", "--output=-", text], seconds: 10)
+        let run = try await ChildProcess.run(["qrencode", "--type=SVG", "--level=M", "--margin=2", "--size=6", "--output=-", text], seconds: 10)
         guard run.status == 0 else { throw QRError(message: run.error) }
         return run.output
     }

@@ -3,8 +3,10 @@ import Vapor
 
 /// A staff member's own second factor (`/admin/account/two-factor`): enrol by scanning a QR code
 /// (drawn by the server, no script) and confirming one code, then ten recovery codes shown once;
-/// new recovery codes or turning it off take a current code. Admins reset another's from their
-/// staff page (`/admin/staff_users/:id/two-factor`). Everything is audited.
+/// new recovery codes or turning it off take a current code. Every code typed on these pages spends
+/// the sign-in's code budget (`staff_code`, per staff member and per address), like the sign-in's
+/// second step. Admins reset another's from their staff page (`/admin/staff_users/:id/two-factor`).
+/// Everything is audited.
 struct TwoFactorController: RouteCollection {
     static let resetPath = "two-factor"
 
@@ -49,7 +51,8 @@ struct TwoFactorController: RouteCollection {
         return secret
     }
 
-    private func render(_ req: Request, newCodes: [String] = [], error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
+    private func render(_ req: Request, newCodes: [String] = [], error: String? = nil, status: HTTPStatus = .ok,
+                        headers: HTTPHeaders = [:]) async throws -> Response {
         let user = try req.staff
         let store = TwoFactorStore(req)
         let enabled = try await req.sql.raw("SELECT totp_enabled_at IS NOT NULL AS on FROM staff_users WHERE id = \(bind: user.id)").first()?
@@ -59,7 +62,9 @@ struct TwoFactorController: RouteCollection {
                         required: req.application.settings.staffTwoFactor.requires(user.role),
                         secret: secret.map { Base32.encode($0).chunked(4) }, qrURL: AdminPath.twoFactorQR,
                         codesLeft: enabled ? try await store.recoveryCodesLeft(user: user.id) : 0, newCodes: newCodes, hasNewCodes: !newCodes.isEmpty, error: error)
-        return try await req.page("two_factor", page, status: status, headers: ["Cache-Control": "no-store"])
+        var headers = headers
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return try await req.page("two_factor", page, status: status, headers: headers)
     }
 
     @Sendable
@@ -76,9 +81,12 @@ struct TwoFactorController: RouteCollection {
     func enable(req: Request) async throws -> Response {
         let user = try req.staff
         let code = try FormBody(req).value("code") ?? ""
+        let throttle = LoginThrottle(.staffCode, email: user.email, request: req)
+        if let refused = try await overBudget(req, throttle) { return refused }
         guard let codes = try await TwoFactorStore(req).enable(user: user.id, secret: try pendingSecret(req), code: code) else {
             return try await render(req, error: "That code does not match. Check your phone's clock and enter the code shown now.", status: .badRequest)
         }
+        try await throttle.succeeded(on: req.sql)
         req.adminSession.pendingTOTP = nil
         try await audit(req, "two-factor: enabled", target: user.id)
         return try await render(req, newCodes: codes)
@@ -88,9 +96,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable
     func regenerate(req: Request) async throws -> Response {
         let user = try req.staff
-        guard try await confirmed(req, user: user) else {
-            return try await render(req, error: "Enter a current code from your authenticator app.", status: .badRequest)
-        }
+        if let refused = try await confirm(req, user: user) { return refused }
         let codes = TwoFactorStore.newRecoveryCodes()
         try await req.transaction { sql in try await TwoFactorStore.replaceRecoveryCodes(codes, user: user.id, on: sql) }
         try await audit(req, "two-factor: new recovery codes", target: user.id)
@@ -103,17 +109,30 @@ struct TwoFactorController: RouteCollection {
         guard !req.application.settings.staffTwoFactor.requires(user.role) else {
             return try await render(req, error: "Your role must sign in with a second factor here; it cannot be turned off.", status: .forbidden)
         }
-        guard try await confirmed(req, user: user) else {
-            return try await render(req, error: "Enter a current code from your authenticator app.", status: .badRequest)
-        }
+        if let refused = try await confirm(req, user: user) { return refused }
         try await req.transaction { sql in try await TwoFactorStore.disable(user: user.id, on: sql) }
         try await audit(req, "two-factor: disabled", target: user.id)
         req.adminSession.flash("Two-factor sign-in is off.")
         return req.redirect(to: AdminPath.twoFactor)
     }
 
-    private func confirmed(_ req: Request, user: StaffUser) async throws -> Bool {
-        try await TwoFactorStore(req).verify(user: user.id, code: try FormBody(req).value("code") ?? "") != nil
+    /// A current code from the form, checked within the code budget: nil when it is right, else
+    /// the page to answer (a wrong code 400, over the budget 429 without checking the code).
+    private func confirm(_ req: Request, user: StaffUser) async throws -> Response? {
+        let throttle = LoginThrottle(.staffCode, email: user.email, request: req)
+        if let refused = try await overBudget(req, throttle) { return refused }
+        guard try await TwoFactorStore(req).verify(user: user.id, code: try FormBody(req).value("code") ?? "") != nil else {
+            return try await render(req, error: "Enter a current code from your authenticator app.", status: .badRequest)
+        }
+        try await throttle.succeeded(on: req.sql)
+        return nil
+    }
+
+    /// Counts a code attempt; the 429 page when the staff member or the address is over the budget.
+    private func overBudget(_ req: Request, _ throttle: LoginThrottle) async throws -> Response? {
+        guard let wait = try await throttle.reserve(on: req.sql) else { return nil }
+        return try await render(req, error: "Too many wrong codes. Try again in \((wait + 59) / 60) minutes.", status: .tooManyRequests,
+                                headers: ["Retry-After": String(wait)])
     }
 
     @Sendable

@@ -194,61 +194,7 @@ final class CatalogEngine: @unchecked Sendable {
         if rebuild { try await build(on: database) }
     }
 
-    // MARK: - Answers
-
-    /// The list response body (`{"data": [...], "meta": {...}}`) and its total. `scope` narrows
-    /// it (a child's family controls; the caller's country, when some books are licensed only
-    /// elsewhere); narrowed answers are computed each time from the sets, not kept. Rights are
-    /// evaluated in the scope's country.
-    func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date, synonyms: Synonyms = Synonyms()) -> (body: ByteBuffer, total: Int) {
-        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
-        return lock.reading {
-            // Scheduled books out of the catalog now: kept answers name the schedule state they saw.
-            let (offline, stateKey) = offlineBooks(at: micros)
-            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
-            func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion]) -> CatalogIndex.Answer {
-                narrowing.map { index.answer(parameters, expansions: expansions, scope: $0, offline: offline) }
-                    ?? memoized(parameters.cacheKey + stateKey, words: parameters.words, synonyms: synonyms, version: version) {
-                        index.answer(parameters, expansions: expansions, offline: offline)
-                    }
-            }
-            let expansions = searchMemoized(\.expansions, parameters.words.joined(separator: " "), version: version, synonyms: synonyms) {
-                index.expansions(parameters.words, synonyms: synonyms)
-            }
-            let answer = solve(parameters, expansions)
-            // did_you_mean and highlights: kept with the answer when no scope narrows it.
-            func searchMeta() -> [UInt8] {
-                var meta = JSONWriter()
-                guard !expansions.isEmpty else { return [] }
-                if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
-                   solve(other, index.expansions(other.words, synonyms: synonyms)).total > answer.total {
-                    meta.raw("\"did_you_mean\":"); meta.string(other.text ?? ""); meta.raw(",")
-                }
-                meta.raw("\u{1}")   // where the facets go
-                meta.raw(",\"highlights\":")
-                HighlightDTO.json(answer.ids.map { id in
-                    let fields = index.displayFields(id)
-                    return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
-                }, into: &meta)
-                return meta.bytes
-            }
-            let meta = narrowing == nil
-                ? searchMemoized(\.meta, parameters.cacheKey + stateKey, version: version, synonyms: synonyms, searchMeta) : searchMeta()
-            let split = meta.firstIndex(of: 1) ?? meta.startIndex
-            var out: [UInt8] = []
-            out.reserveCapacity(1024 + answer.ids.count * 600)
-            out.append(contentsOf: Array(#"{"data":["#.utf8))
-            index.render(answer.ids, at: micros, in: scope?.country, into: &out)
-            out.append(contentsOf: Array(#"],"meta":{"#.utf8))
-            out.append(contentsOf: meta[..<split])
-            out.append(contentsOf: Array(#""facets":"#.utf8))
-            out.append(contentsOf: FacetsDTO(answer, categories: index.categories).json)
-            if split < meta.endIndex { out.append(contentsOf: meta[(split + 1)...]) }
-            let page = parameters.page
-            out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
-            return (ByteBuffer(bytes: out), answer.total)
-        }
-    }
+    // MARK: - Answers (the list's steps: CatalogEngine+Page.swift; why a search missed: +Misses)
 
     /// `body` with the index, the scheduled books out of the catalog at `micros` (and the key
     /// naming that state) and the index's version, under the read lock.
@@ -256,26 +202,6 @@ final class CatalogEngine: @unchecked Sendable {
         lock.reading {
             let (offline, stateKey) = offlineBooks(at: micros)
             return body(index, offline, stateKey, version)
-        }
-    }
-
-    /// Why a search found nothing in `scope` (`SearchMisses`): the same search without the
-    /// child's controls, then in every country, then with scheduled books not yet live.
-    func missCause(_ parameters: CatalogParameters, scope: CatalogScope?, now: Date, synonyms: Synonyms) -> SearchMisses.Cause {
-        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
-        return lock.reading {
-            let (offline, _) = offlineBooks(at: micros)
-            let expansions = index.expansions(parameters.words, synonyms: synonyms)
-            var counting = parameters
-            counting.page = PageRequest(page: 1, perPage: 1)
-            func total(_ scope: CatalogScope?, _ offline: Bitset?) -> Int {
-                let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
-                return index.answer(counting, expansions: expansions, scope: narrowing, offline: offline).total
-            }
-            if let scope, !scope.isEmpty, total(CatalogScope(country: scope.country), offline) > 0 { return .hiddenByControls }
-            if total(nil, offline) > 0 { return .licensedElsewhere }
-            if offline != nil, total(nil, nil) > 0 { return .notLiveYet }
-            return .notInCatalog
         }
     }
 
@@ -316,38 +242,4 @@ final class CatalogEngine: @unchecked Sendable {
         }
         #endif
     }
-
-    /// A connection of the build's own when `buildURL` names one, else one from the pool.
-    private func withBuildConnection<T: Sendable>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        guard let buildURL else { return try await withConnection(database, body) }
-        return try await DirectConnection.open(url: buildURL, logger: logger, body)
-    }
-
-    private func withConnection<T: Sendable>(_ database: any Database, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        guard let postgres = database as? any PostgresDatabase else { throw Abort(.internalServerError, reason: "the catalog engine needs PostgreSQL") }
-        return try await postgres.withConnection { connection in
-            connection.eventLoop.makeFutureWithTask { try await body(connection) }
-        }.get()
-    }
-
-    /// One change application at a time; callers whose version it reached return without another.
-    ///
-    /// Whoever sees a finished application clears it (not only the caller that started it): a
-    /// waiter that needs a newer version must never find the old, finished one still registered
-    /// — awaiting a finished task does not suspend, so it would spin on the actor forever, and
-    /// every later catch-up would queue behind it.
-    private actor Updater {
-        private var running: Task<Void, any Error>?
-
-        func run(until done: @Sendable () -> Bool, _ work: @escaping @Sendable () async throws -> Void) async throws {
-            while !done() {
-                let task = running ?? Task { try await work() }
-                running = task
-                let result = await task.result
-                if running == task { running = nil }
-                if case .failure(let error) = result, !done() { throw error }
-            }
-        }
-    }
 }
-

@@ -63,7 +63,7 @@ extension AdminResource {
                 "books_language_format": FieldMessage(field: "language", message: "Use a two-letter ISO 639-1 code such as en."),
                 "books_cover_image_url_format": FieldMessage(field: "cover_image_url", message: "Enter an http(s) URL."),
                 "books_title_not_blank": FieldMessage(field: "title", message: "This field is required."),
-                "books_review_approved": FieldMessage(field: "status", message: "This book needs another editor's approval before it can be active: submit it for review from its page."),
+                "books_review_approved": FieldMessage(field: "status", message: "This book needs another editor's approval before it can be active: submit it for review from its page. (With review on, a live book's content changes only as a draft that is approved again.)"),
                 "books_schedule_order": FieldMessage(field: "unpublish_at", message: "Leaving must come after going live."),
                 "books_publisher_id_fkey": FieldMessage(field: "publisher_id", message: "That publisher does not exist any more."),
                 "book_categories_category_id_fkey": FieldMessage(field: "category_ids", message: "A chosen category does not exist any more."),
@@ -118,7 +118,7 @@ extension AdminResource {
     /// A book for the audit log: its columns, its categories and its rights windows (not the
     /// search vector) — all that a restore from the audit log brings back.
     static let bookSnapshot: SQLFragment = """
-        (to_jsonb(t) - 'search_vector' - 'stem_vector') || jsonb_build_object('category_ids',
+        (to_jsonb(t) - 'search_vector' - 'stem_vector' - 'content_version') || jsonb_build_object('category_ids',
             ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = t.id ORDER BY bc.category_id),
             'rights_windows', COALESCE((SELECT jsonb_agg(to_jsonb(r) ORDER BY r.starts_at, r.id) FROM rights_windows r WHERE r.book_id = t.id), '[]'))
         """

@@ -1,0 +1,22 @@
+import SQLKit
+
+/// Statements about a staff member's second factor by email, for the command line and the demo seed.
+enum StaffSecondFactorQueries {
+    /// Turns the factor on with an already sealed secret (no code to check: the demo seed and
+    /// nothing else); recovery codes are not made — `Your account → New recovery codes` makes them.
+    static func enrolWithoutCode(email: String, sealed: String, on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            UPDATE staff_users SET totp_secret = \(bind: sealed), totp_enabled_at = now(), totp_last_step = 0
+             WHERE lower(email) = lower(\(bind: email))
+            """).run()
+    }
+
+    struct Sealed: Decodable { let totp_secret: String? }
+
+    /// The sealed secret of an enrolled staff member; nil when there is none.
+    static func sealedSecret(email: String, on sql: any SQLDatabase) async throws -> String? {
+        try await sql.raw("""
+            SELECT totp_secret FROM staff_users WHERE lower(email) = lower(\(bind: email)) AND totp_enabled_at IS NOT NULL
+            """).first(decoding: Sealed.self)?.totp_secret
+    }
+}

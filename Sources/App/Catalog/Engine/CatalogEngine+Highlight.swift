@@ -1,0 +1,54 @@
+import CatalogIndexing
+import Core
+
+/// A search's meta, as bytes the list answer splices its facets into (`splice`): the spelling
+/// correction (`did_you_mean`), the marker where the facets go, and the page's highlights.
+extension CatalogEngine {
+    /// The search's meta for `answer`: kept in the search memo with the answer (per request and
+    /// schedule state) when no scope narrows it, computed each time when one does.
+    func searchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
+                    narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> [UInt8] {
+        func compute() -> [UInt8] {
+            computeSearchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
+                              stateKey: stateKey, version: version, synonyms: synonyms)
+        }
+        return narrowing == nil
+            ? searchMemoized(\.meta, parameters.cacheKey + stateKey, version: version, synonyms: synonyms, compute) : compute()
+    }
+
+    /// The search's meta computed: `"did_you_mean":…,` when a correction finds more (`correct`),
+    /// the \u{1} marker where the facets go, then `,"highlights":[…]` (`highlight`); empty when
+    /// the request has no search words.
+    func computeSearchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
+                           narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> [UInt8] {
+        var meta = JSONWriter()
+        guard !expansions.isEmpty else { return [] }
+        correct(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
+                stateKey: stateKey, version: version, synonyms: synonyms, into: &meta)
+        meta.raw("\u{1}")   // where the facets go
+        Self.highlight(answer.ids, expansions, in: index, into: &meta)
+        return meta.bytes
+    }
+
+    /// Spelling correction: writes `"did_you_mean":"…",` when the search corrected against the
+    /// index's vocabulary (`SearchMeta.correction`) finds more books than `answer` in the same
+    /// scope and schedule state (its answer taken from the memo like any other, `solve`).
+    func correct(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
+                 narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, into meta: inout JSONWriter) {
+        if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
+           solve(other, index.expansions(other.words, synonyms: synonyms), in: index, narrowing: narrowing, offline: offline,
+                 stateKey: stateKey, version: version, synonyms: synonyms).total > answer.total {
+            meta.raw("\"did_you_mean\":"); meta.string(other.text ?? ""); meta.raw(",")
+        }
+    }
+
+    /// Highlight: writes `,"highlights":[…]` — for each book of the page (`ids`, in order), where
+    /// its title and author match the search's `expansions` (`HighlightDTO`).
+    static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, into meta: inout JSONWriter) {
+        meta.raw(",\"highlights\":")
+        HighlightDTO.json(ids.map { id in
+            let fields = index.displayFields(id)
+            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
+        }, into: &meta)
+    }
+}

@@ -1,0 +1,73 @@
+import CatalogIndexing
+import Core
+import Foundation
+import NIOCore
+
+/// The list answer, in named steps, all under the index's read lock (`reading(at:)`): the words'
+/// expansions and the answer from the memos, the search's meta (`CatalogEngine+Highlight.swift`:
+/// spelling correction and highlights), then the body rendered with the facets spliced into the
+/// meta.
+extension CatalogEngine {
+    /// The list response body (`{"data": [...], "meta": {...}}`) and its total. `scope` narrows
+    /// it (a child's family controls; the caller's country, when some books are licensed only
+    /// elsewhere); narrowed answers are computed each time from the sets, not kept. Rights are
+    /// evaluated in the scope's country.
+    func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date, synonyms: Synonyms = Synonyms()) -> (body: ByteBuffer, total: Int) {
+        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        // Scheduled books out of the catalog now: kept answers name the schedule state they saw (`stateKey`).
+        return reading(at: micros) { index, offline, stateKey, version in
+            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
+            let answer = solve(parameters, expansions, in: index, narrowing: narrowing, offline: offline,
+                               stateKey: stateKey, version: version, synonyms: synonyms)
+            let meta = searchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
+                                  stateKey: stateKey, version: version, synonyms: synonyms)
+            return (render(parameters.page, answer, meta: meta, in: index, at: micros, country: scope?.country), answer.total)
+        }
+    }
+
+    /// Memo lookup: the expansions of the search `words` (typo walk, stems, the sound-alike
+    /// check) from the search memo at `version`, computed and kept when absent.
+    func keptExpansions(_ words: [String], in index: CatalogIndex, version: Int, synonyms: Synonyms) -> [SearchExpansion] {
+        searchMemoized(\.expansions, words.joined(separator: " "), version: version, synonyms: synonyms) {
+            index.expansions(words, synonyms: synonyms)
+        }
+    }
+
+    /// Memo lookup: the answer to `parameters` without the scheduled books `offline`. When no
+    /// scope narrows the catalog (`narrowing` nil) it comes from the answer memo, keyed by the
+    /// request and the schedule state (`stateKey`), computed and kept when absent; a narrowed
+    /// answer is computed from the sets each time.
+    func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], in index: CatalogIndex, narrowing: CatalogScope?,
+               offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> CatalogIndex.Answer {
+        narrowing.map { index.answer(parameters, expansions: expansions, scope: $0, offline: offline) }
+            ?? memoized(parameters.cacheKey + stateKey, words: parameters.words, synonyms: synonyms, version: version) {
+                index.answer(parameters, expansions: expansions, offline: offline)
+            }
+    }
+
+    /// Render: the response body — `{"data":[`, the answer's books rendered with their rights at
+    /// `micros` in `country`, `],"meta":{`, the search's `meta` with the facets spliced in
+    /// (`splice`), then the page, per page and totals.
+    func render(_ page: PageRequest, _ answer: CatalogIndex.Answer, meta: [UInt8], in index: CatalogIndex, at micros: Int64, country: String?) -> ByteBuffer {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024 + answer.ids.count * 600)
+        out.append(contentsOf: Array(#"{"data":["#.utf8))
+        index.render(answer.ids, at: micros, in: country, into: &out)
+        out.append(contentsOf: Array(#"],"meta":{"#.utf8))
+        Self.splice(meta, facets: FacetsDTO(answer, categories: index.categories).json, into: &out)
+        out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
+        return ByteBuffer(bytes: out)
+    }
+
+    /// Byte splicing: appends the search's `meta` to `out` with `"facets":` and the `facets` bytes
+    /// where its \u{1} marker stands (the marker itself left out); a meta with no marker (no
+    /// search words: empty) gets them first.
+    static func splice(_ meta: [UInt8], facets: [UInt8], into out: inout [UInt8]) {
+        let split = meta.firstIndex(of: 1) ?? meta.startIndex
+        out.append(contentsOf: meta[..<split])
+        out.append(contentsOf: Array(#""facets":"#.utf8))
+        out.append(contentsOf: facets)
+        if split < meta.endIndex { out.append(contentsOf: meta[(split + 1)...]) }
+    }
+}
