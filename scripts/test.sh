@@ -3,6 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PG_FAST=1
+# The house's rules first: seconds, no build (scripts/house.py says each rule and why).
+echo "== make house"
+python3 scripts/house.py
+bash scripts/house-selftest.sh | tail -n 1
 scripts/db.sh up
 # Databases left behind by an interrupted run.
 scripts/db.sh psql -d postgres -tAc "SELECT datname FROM pg_database WHERE datname ~ '^st_[0-9]+_'" |

@@ -28,7 +28,7 @@ fuzz() {
         --header "Authorization: Bearer $token" \
         --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
         --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --phases examples,coverage,fuzzing \
-        --workers 1 --request-timeout 10 --suppress-health-check all --seed 20261122 --no-color "$@" 2>&1 | tail -40
+        --workers 1 --request-timeout 10 --suppress-health-check all --seed 20261122 --no-color "$@" 2>&1 | tail -150
     return "${PIPESTATUS[0]}"
 }
 

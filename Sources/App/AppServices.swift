@@ -28,8 +28,8 @@ final class AppServices: Sendable {
     let commonPasswords: CommonPasswords
     let timeZoneNames = TimeZoneNames()
     let dashboardAttention = DashboardAttention()
-    let mailDelivery = MailDelivery()
-    let webhookDelivery = WebhookDelivery()
+    /// The background work of `Jobs.swift` (mail and webhook delivery, retention, snapshots…).
+    let jobs = JobRunner()
     /// Cover uploads: image work bounded per instance (`COVER_WORKERS`, `COVER_QUEUE`).
     let coverGate: CoverGate
 
@@ -61,6 +61,9 @@ extension Application {
         }
         set { storage[AppServicesKey.self] = newValue }
     }
+
+    /// The services, or nil once the application has shut down (its storage is cleared).
+    var appServicesIfRunning: AppServices? { storage[AppServicesKey.self] }
 }
 
 extension Request {

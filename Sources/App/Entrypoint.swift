@@ -11,7 +11,7 @@ enum Entrypoint {
             // JSON lines in production (LOG_FORMAT=text to read them yourself), Vapor's console format otherwise.
             let format = ProcessInfo.processInfo.environment["LOG_FORMAT"] ?? (env == .production ? "json" : "text")
             if format == "json" {
-                try LoggingSystem.bootstrap(from: &env) { level in { label in JSONLogHandler(label: label, level: level) } }
+                try LoggingSystem.bootstrap(from: &env, JSONLogHandler.factory(clock: AppClock()))
             } else {
                 try LoggingSystem.bootstrap(from: &env)
             }

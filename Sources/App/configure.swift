@@ -74,13 +74,10 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     app.middleware.use(ConditionalGETMiddleware())
     app.middleware.use(MethodRoutingMiddleware(table: RouteMethods(app.routes)))
     app.middleware.use(PublicFilesMiddleware(directory: app.directory.publicDirectory))
-    app.lifecycle.use(CatalogEngineStarter())
-    app.lifecycle.use(ScheduleAuditStarter())
-    app.lifecycle.use(PlayRetentionStarter())
-    app.lifecycle.use(SearchMissesStarter())
     app.lifecycle.use(DeclarationCheck())
-    app.lifecycle.use(MailDeliveryStarter())
-    app.lifecycle.use(WebhookDeliveryStarter())
+    app.lifecycle.use(CatalogEngineStarter())
+    // Background work (Jobs.swift); stopped first at shutdown (handlers stop in reverse order).
+    app.lifecycle.use(JobsStarter())
 
     // Fluent registers its own model-based `migrate`; ours applies the SQL files of migrations/.
     _ = app.migrations

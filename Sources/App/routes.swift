@@ -9,23 +9,20 @@ func routes(_ app: Application) throws {
     try app.register(collection: CoversController())
     let api = app.grouped("api", "v1")
 
-    // Anyone, or a route that authenticates parents itself (sign-in, the catalog's public parts).
-    try api.register(collection: SessionRoutes())
-    try api.register(collection: PasswordRoutes())
-    try api.register(collection: SignUpRoutes())
-    try api.register(collection: AccountSettingsRoutes())
-    try api.register(collection: CatalogController())
-    try api.register(collection: CatalogCalendarController())
-    try api.register(collection: AccountController())
-    try api.register(collection: ParentGateRoutes())
-
-    // A signed-in parent (a child device's token is the 403 `parent_only` here).
-    let parent = api.grouped(ParentAuthMiddleware())
-    try parent.register(collection: ChildrenRoutes())
+    // Who may call each route of the parent API is decided here, by the group a feature boots
+    // its routes on: anyone; a signed-in parent (a child device's token is the 403 `parent_only`);
+    // a signed-in parent or a child device (the catalog, the PIN that unlocks the parent gate).
+    let groups = APIRoutes(anyone: api, parent: api.grouped(ParentAuthMiddleware()),
+                           parentOrChildDevice: api.grouped(ParentAuthMiddleware(childDevices: true)))
+    let features: [any APIRouteCollection] = [
+        SessionRoutes(), PasswordRoutes(), SignUpRoutes(), AccountSettingsRoutes(), AccountController(),
+        CatalogController(), CatalogCalendarController(), ParentGateRoutes(), ChildrenRoutes(),
+    ]
+    for feature in features { try feature.boot(api: groups) }
 
     // One of the signed-in parent's children — or the child of a child device: checked once here,
     // read by handlers as `req.child`. Each feature says which of its routes a child device may use.
-    let child = api.grouped(ParentAuthMiddleware(childDevices: true)).grouped("children", ":child_id").grouped(OwnedChildMiddleware())
+    let child = groups.parentOrChildDevice.grouped("children", ":child_id").grouped(OwnedChildMiddleware())
     let childRoutes = ChildRoutes(family: child, parent: child.grouped(ParentOnlyMiddleware()))
     let childFeatures: [any ChildRouteCollection] = [
         ChildrenRoutes(), LibraryController(), LibraryTransferController(), HistoryController(),
@@ -35,6 +32,19 @@ func routes(_ app: Application) throws {
     for feature in childFeatures { try feature.boot(child: childRoutes) }
 
     try ConsoleRoutes.register(on: app)
+}
+
+/// A feature's routes of the parent API outside a child's group, booted on the groups of
+/// `routes.swift`; a feature never adds authentication itself.
+protocol APIRouteCollection {
+    func boot(api: APIRoutes) throws
+}
+
+/// The parent API's groups, by who may call them.
+struct APIRoutes {
+    let anyone: any RoutesBuilder
+    let parent: any RoutesBuilder
+    let parentOrChildDevice: any RoutesBuilder
 }
 
 /// A feature's routes about one child, booted on the `children/:child_id` group.

@@ -34,9 +34,9 @@ public enum Instants {
         return (year, month)
     }
 
-    /// Today's date `YYYY-MM-DD` in the IANA zone `zone` by this machine's clock (`""` for a
-    /// zone Foundation does not know).
-    public static func today(in zone: String, now: Date = Date()) -> String {
+    /// Today's date `YYYY-MM-DD` in the IANA zone `zone` at `now`, the caller's clock's time (`""`
+    /// for a zone Foundation does not know).
+    public static func today(in zone: String, now: Date) -> String {
         guard let timeZone = TimeZone(identifier: zone) else { return "" }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone

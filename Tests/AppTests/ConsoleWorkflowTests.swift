@@ -275,13 +275,13 @@ struct ConsoleWorkflowTests {
 
                 let client = app.http.client.shared
                 // A retry an hour away, so "not due yet" holds however slow the machine; then made due by hand.
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 3600, targets: .localReceiver, logger: app.logger) == 0)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 3600, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) == 0)
                 let failed = try await app.sql.raw("SELECT attempts, last_status, next_attempt_at > now() + interval '59 minutes' AS later FROM webhook_deliveries").first()!
                 #expect(try failed.decode(column: "attempts", as: Int.self) == 1 && failed.decode(column: "last_status", as: Int.self) == 500)
                 #expect(try failed.decode(column: "later", as: Bool.self))
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, logger: app.logger) == 0)   // not due yet
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) == 0)   // not due yet
                 try await app.sql.raw("UPDATE webhook_deliveries SET next_attempt_at = now()").run()
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, logger: app.logger) == 1)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) == 1)
 
                 let hits = receiver.hits.withLockedValue { $0 }
                 #expect(hits.count == 2)
@@ -289,7 +289,7 @@ struct ConsoleWorkflowTests {
                 #expect(last.headers.first(name: "webhook-id") == hits[0].headers.first(name: "webhook-id"))
                 try WebhookSignature.verify(id: last.headers.first(name: "webhook-id"), timestamp: last.headers.first(name: "webhook-timestamp"),
                                             signatures: last.headers.first(name: "webhook-signature"), body: last.body,
-                                            key: WebhookSignature.key(secret: secret)!)
+                                            key: WebhookSignature.key(secret: secret)!, now: app.now)
                 let event = try JSONSerialization.jsonObject(with: last.body) as! [String: Any]
                 #expect(event["type"] as? String == "book.went_live")
                 #expect((event["data"] as? [String: Any])?["book_id"] as? Int == book)
@@ -298,7 +298,7 @@ struct ConsoleWorkflowTests {
                 #expect(log.html.contains("book.went_live") && log.html.contains("delivered"))
                 let delivery = try await app.sql.raw("SELECT id FROM webhook_deliveries").first()!.decode(column: "id", as: Int.self)
                 #expect(try await admin.post("/admin/webhooks/deliveries/\(delivery)/redeliver", []).status == .seeOther)
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, logger: app.logger) == 1)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: client, retry: 1, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) == 1)
                 #expect(receiver.hits.withLockedValue { $0.count } == 3)
                 let editor = try await app.console(role: .editor)
                 #expect(try await editor.get("/admin/webhooks/deliveries").status == .forbidden)
@@ -321,7 +321,7 @@ struct ConsoleWorkflowTests {
                 }
                 let delivered = try await withThrowingTaskGroup(of: Int.self) { group in
                     for app in [one, two, one, two] {
-                        group.addTask { try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 1, targets: .localReceiver, logger: app.logger) }
+                        group.addTask { try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 1, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) }
                     }
                     return try await group.reduce(0, +)
                 }

@@ -66,7 +66,7 @@ struct EngineStartTests {
         for (_, parameters, scope) in queries { _ = written.page(parameters, scope: scope, now: Date()) }
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let header = try #require(try await written.writeSnapshot(to: path, on: app.db))
+        let header = try #require(try await written.writeSnapshot(to: path, on: app.db, now: app.now))
         #expect(header.books == written.bookCount && header.version == written.currentVersion && header.books > 700)
         // Loaded, it is the same index byte for byte.
         let (read, contents) = try EngineSnapshot.read(from: path, expecting: try await CatalogEngine.identity(on: app.db))
@@ -76,7 +76,7 @@ struct EngineStartTests {
         #expect(original.answers.count > 100 && contents.answers.keys.sorted() == original.answers.keys.sorted())
         #expect(contents.answers.allSatisfy { key, entry in original.answers[key].map { $0.answer == entry.answer && $0.words == entry.words } ?? false })
         // A second write at the same version leaves the file alone (another instance may have written it).
-        #expect(try await written.writeSnapshot(to: path, on: app.db) == nil)
+        #expect(try await written.writeSnapshot(to: path, on: app.db, now: app.now) == nil)
 
         // The catalog moves on: titles, an archive, new books, rights, a territory, a schedule.
         try await app.sql.raw("UPDATE books SET title = title || ' Again' WHERE id % 29 = 0").run()

@@ -37,7 +37,7 @@ struct PlayLogDifferentialTests {
             """).run()
         try await Self.compare(app, child: ben, books: [moon, animals], varied: false)
         let tied = try await InsightsController.statisticsInSQL(child: ben, period: .all, zone: "UTC", sql: app.sql)
-        #expect(tied.favouriteCategory?.name == "Animals" && tied.mostActiveMonth == CivilDays.monthText(of: CivilDays.today(in: .gmt) - 20))
+        #expect(tied.favouriteCategory?.name == "Animals" && tied.mostActiveMonth == CivilDays.monthText(of: CivilDays.today(in: .gmt, now: Date()) - 20))
 
         // Only plays added (as a play a second does): the log reads just those, and equals a full read.
         let before = try #require(try await LoadedPlayLog.read(child: child, limit: ChildPlayLogs.perChildLimit, on: app.db, counter: app.appServices.queryCounter))
@@ -107,9 +107,9 @@ struct PlayLogDifferentialTests {
             let timeZone = try #require(TimeZone(identifier: zone))
             for period in InsightsController.Period.allCases {
                 // The SQL's today is its own clock's: the log's is taken just before and just after.
-                let before = InsightsController.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
+                let before = InsightsController.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone, now: Date())
                 let sql = try await InsightsController.statisticsInSQL(child: child, period: period, zone: zone, sql: app.sql)
-                let after = InsightsController.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone)
+                let after = InsightsController.statistics(of: loaded, period: period, zone: zone, timeZone: timeZone, now: Date())
                 if sql != before && sql != after {
                     differences += 1
                     Issue.record("statistics differ for \(period) in \(zone):\nSQL \(sql)\nlog \(after)")
@@ -123,7 +123,7 @@ struct PlayLogDifferentialTests {
             let page = PageRequest(page: Int.random(in: 1...30), perPage: [1, 7, 20, 50, 100].randomElement()!)
             let book = Bool.random() ? books.randomElement()! : nil
             let memory = try HistoryController.page(of: loaded, book: book, page: page)
-            let sql = try await HistoryQueries(sql: app.sql, child: state.id).page(filter: HistoryFilter(bookID: book), page: page, plays: state.plays)
+            let sql = try await HistoryController.page(HistoryQueries(sql: app.sql, child: state.id), filter: HistoryFilter(bookID: book), page: page, plays: state.plays)
             #expect(memory.total == sql.total && memory.items == sql.items, "page \(page.page) × \(page.perPage), book \(book.map(String.init) ?? "any")")
         }
     }

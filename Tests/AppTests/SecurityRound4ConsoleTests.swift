@@ -45,7 +45,7 @@ struct SecurityRound4ConsoleTests {
         defer { sink.stop() }
         let server = try #require(SMTPServer(url: sink.url))
         try await MailDelivery.pass(database: app.db, client: SMTPClient(server: server, group: app.eventLoopGroup),
-                                    from: "hello@storytime.test", retry: 1, logger: app.logger)
+                                    from: "hello@storytime.test", retry: 1, clock: app.appServices.clock, logger: app.logger)
         #expect(try await sink.mails(to: "victim@example.com").first?.token == token)
         let stored = try await app.sql.raw("SELECT text_body || html_body AS bodies, display_text FROM mail_outbox WHERE kind = 'reset'").one()
         #expect(try stored.decode(column: "bodies", as: String.self).isEmpty)

@@ -80,7 +80,7 @@ struct SecurityRound4ParentAPITests {
         try await withTwoApps { a, b in
             let parent = try await a.makeParent()
             // A token from before devices (no `sid`), signed with the app's key.
-            let old = try await a.jwt.keys.sign(ParentToken(parent: parent.id, device: nil, child: nil, lifetime: 3600))
+            let old = try await a.jwt.keys.sign(ParentToken(parent: parent.id, device: nil, child: nil, lifetime: 3600, now: a.now))
             for app in [a, b] {
                 #expect(try await app.get("/api/v1/children", token: parent.token).status == .ok)
                 #expect(try await app.get("/api/v1/catalog/books", token: old).status == .ok)

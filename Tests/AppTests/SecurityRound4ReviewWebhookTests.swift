@@ -185,7 +185,7 @@ struct SecurityRound4ReviewWebhookTests {
                 try await Self.enqueue(app, to: receiver.url("hook"))
                 try await Self.enqueue(app, to: "http://127.0.0.1:9/hook")   // nothing listens
                 let targets = WebhookTargets(allowing: app.settings.webhookAllowPrivate)
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: targets, logger: app.logger) == 0)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: targets, clock: app.appServices.clock, logger: app.logger) == 0)
                 #expect(receiver.hits.withLockedValue { $0.count } == 0)
                 let rows = try await app.sql.raw("SELECT last_status, last_error FROM webhook_deliveries WHERE attempts = 1").all()
                 let answers = try rows.map { "\(try $0.decode(column: "last_status", as: Int?.self).map(String.init) ?? "-") \(try $0.decode(column: "last_error", as: String?.self) ?? "-")" }
@@ -201,7 +201,7 @@ struct SecurityRound4ReviewWebhookTests {
         try await withApp { app in
             try await Self.withReceiver { receiver in
                 try await Self.enqueue(app, to: receiver.url("redirect"))
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: .localReceiver, logger: app.logger) == 0)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: .localReceiver, clock: app.appServices.clock, logger: app.logger) == 0)
                 #expect(receiver.hits.withLockedValue { $0.map(\.path) } == ["redirect"])
                 #expect(try await app.count("SELECT count(*) AS n FROM webhook_deliveries WHERE last_status = 307 AND delivered_at IS NULL") == 1)
                 try await app.sql.raw("DELETE FROM webhook_endpoints").run()
@@ -211,13 +211,13 @@ struct SecurityRound4ReviewWebhookTests {
                 let name = "hooks.storytime.invalid"
                 let fixed = WebhookTargets(allowing: [IPRange("127.0.0.1/32")!], resolve: { host in host == name ? [IPAddress("127.0.0.1")!] : [] })
                 try await Self.enqueue(app, to: receiver.url("hook", host: name))
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: fixed, logger: app.logger) == 1)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: fixed, clock: app.appServices.clock, logger: app.logger) == 1)
                 #expect(receiver.hits.withLockedValue { $0.last?.host } == "\(name):\(receiver.port)")
                 // A name with one answer inside (among public ones) is refused, allow-list or not.
                 try await app.sql.raw("DELETE FROM webhook_endpoints").run()
                 let mixed = WebhookTargets(allowing: [], resolve: { _ in [IPAddress("93.184.215.14")!, IPAddress("127.0.0.1")!] })
                 try await Self.enqueue(app, to: receiver.url("hook", host: name))
-                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: mixed, logger: app.logger) == 0)
+                #expect(try await WebhookDelivery.pass(sql: app.sql, client: app.http.client.shared, retry: 3600, targets: mixed, clock: app.appServices.clock, logger: app.logger) == 0)
                 #expect(receiver.hits.withLockedValue { $0.count } == 2)
             }
         }

@@ -127,7 +127,7 @@ struct ProblemErrorMiddleware: Middleware {
             if problem.status.code >= 500 {
                 request.logger.report(error: error)
             }
-            if request.encodedPath.hasPrefix("/api") || request.encodedPath == "/healthz" || request.encodedPath.hasPrefix("/webhooks/") {
+            if request.answersProblemJSON {
                 return request.eventLoop.makeSucceededFuture(problem.response())
             }
             return request.eventLoop.makeFutureWithTask { await page(problem, request) }

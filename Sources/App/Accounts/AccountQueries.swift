@@ -11,12 +11,14 @@ enum AccountQueries {
         guard let id = try await sql.raw("""
             INSERT INTO parents (email, password_hash, country, time_zone) VALUES (\(bind: email), \(bind: passwordHash), \(bind: country), \(bind: timeZone))
             ON CONFLICT ((lower(email))) DO NOTHING RETURNING id
-            """).first()?.decode(column: "id", as: Int.self) else { return nil }
+            """).first(decoding: Created.self)?.id else { return nil }
         try await sql.raw("""
             INSERT INTO privacy_consents (parent_id, notice_version, address) VALUES (\(bind: id), \(bind: notice), \(bind: address))
             """).run()
         return id
     }
+
+    struct Created: Decodable { let id: Int }
 
     struct Account: Decodable, Sendable { let id: Int; let email: String; let verified: Bool; let locked: Bool }
 
@@ -76,6 +78,9 @@ enum AccountQueries {
             """).first() != nil
     }
 
+    /// What a deleted account held: its children's and devices' ids, and counts for the receipt.
+    struct Family: Decodable { let children: [Int]?; let devices: [Int]?; let libraryEntries: Int; let plays: Int; let controls: Int }
+
     /// Deletes the account and everything of the family (children with their libraries, plays and
     /// controls; devices; tokens; consents; audit rows; mail) in `sql`'s transaction. The receipt,
     /// the children's ids and the devices' ids (to forget in memory), or nil when it is gone.
@@ -87,13 +92,13 @@ enum AccountQueries {
                    (SELECT count(*) FROM plays pl JOIN children c ON c.id = pl.child_id WHERE c.parent_id = p.id) AS plays,
                    (SELECT count(*) FROM child_controls cc JOIN children c ON c.id = cc.child_id WHERE c.parent_id = p.id) AS controls
               FROM parents p WHERE p.id = \(bind: parent) FOR UPDATE
-            """).first() else { return nil }
-        let children = try row.decode(column: "children", as: [Int]?.self) ?? []
-        let devices = try row.decode(column: "devices", as: [Int]?.self) ?? []
+            """).first(decoding: Family.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+        let children = row.children ?? []
+        let devices = row.devices ?? []
         // Everything else references the parent or a child with ON DELETE CASCADE.
         try await sql.raw("DELETE FROM parents WHERE id = \(bind: parent)").run()
-        let receipt = AccountRemovalDTO(children: children.count, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
-                                        plays: try row.decode(column: "plays", as: Int.self), controls: try row.decode(column: "controls", as: Int.self),
+        let receipt = AccountRemovalDTO(children: children.count, libraryEntries: row.libraryEntries,
+                                        plays: row.plays, controls: row.controls,
                                         devices: devices.count)
         return (receipt, children, devices)
     }

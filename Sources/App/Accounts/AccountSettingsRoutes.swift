@@ -5,9 +5,9 @@ import Vapor
 /// mailbox before it takes effect, while the account stays as it was when asked; the old one is
 /// told) and `DELETE /me` (the whole family, with a receipt). Both need the current password,
 /// throttled like a sign-in.
-struct AccountSettingsRoutes: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let me = routes.grouped(ParentAuthMiddleware()).grouped("me")
+struct AccountSettingsRoutes: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let me = api.parent.grouped("me")
         me.on(.POST, "email", body: .collect(maxSize: "16kb"), use: changeEmail)
         me.on(.DELETE, body: .collect(maxSize: "16kb"), use: delete)
     }
@@ -37,7 +37,7 @@ struct AccountSettingsRoutes: RouteCollection {
             }
             try await Outbox.enqueue(.emailChangeRequested(to: email), to: account.email, parent: parent, on: sql)
         }
-        req.appServices.mailDelivery.wake()
+        req.appServices.jobs.wake(MailDelivery.job)
         return try await SignUpRoutes.accepted("Check the new address's mail: the change takes effect once it is confirmed.", req: req)
     }
 

@@ -70,12 +70,12 @@ enum AccountTokens {
                AND t.used_at IS NULL AND t.expires_at > now()
                AND CASE WHEN t.purpose = 'email' THEN t.stamp = p.security_stamp ELSE lower(t.email) = lower(p.email) END
             RETURNING t.parent_id, t.purpose, t.email, t.stamp
-            """).first() else { return nil }
-        return Claim(parent: try row.decode(column: "parent_id", as: Int.self),
-                     purpose: Purpose(rawValue: try row.decode(column: "purpose", as: String.self))!,
-                     email: try row.decode(column: "email", as: String.self),
-                     stamp: try row.decode(column: "stamp", as: Int?.self))
+            """).first(decoding: Claimed.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+        return Claim(parent: row.parentId, purpose: Purpose(rawValue: row.purpose)!, email: row.email, stamp: row.stamp)
     }
+
+    /// The row of a used token.
+    struct Claimed: Decodable { let parentId: Int; let purpose: String; let email: String; let stamp: Int? }
 
     /// Ends every unused token of `parent` for `purpose` (a reset used, an address confirmed).
     static func retire(_ purpose: Purpose, parent: Int, on sql: any SQLDatabase) async throws {

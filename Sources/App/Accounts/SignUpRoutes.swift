@@ -9,8 +9,9 @@ import Vapor
 /// same way either way (a sign-up with a known address mails its owner instead), spend the same
 /// bcrypt time, and share one budget per address and per client (`LoginThrottle`, kind `mail`).
 /// Addresses are taken alone (`AccountInput.email`): a form such as `Name <a@b>` is a 422.
-struct SignUpRoutes: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
+struct SignUpRoutes: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let routes = api.anyone
         routes.get("privacy-notice", use: notice)
         let accounts = routes.grouped("accounts")
         accounts.on(.POST, body: .collect(maxSize: "16kb"), use: signUp)
@@ -53,7 +54,7 @@ struct SignUpRoutes: RouteCollection {
                 try await AccountQueries.mail(.reset, parent: owner.id, to: owner.email, baseURL: base, AccountMail.signUpExisting, on: sql)
             }
         }
-        req.appServices.mailDelivery.wake()
+        req.appServices.jobs.wake(MailDelivery.job)
         return try await Self.accepted("Check your mail: we sent a link to confirm the address.", req: req)
     }
 
@@ -88,7 +89,7 @@ struct SignUpRoutes: RouteCollection {
             guard let account = try await AccountQueries.find(email: email, on: sql), !account.verified else { return }
             try await AccountQueries.mail(.verify, parent: account.id, to: account.email, baseURL: base, AccountMail.verify, on: sql)
         }
-        req.appServices.mailDelivery.wake()
+        req.appServices.jobs.wake(MailDelivery.job)
         return try await Self.accepted("If this address has an account still to confirm, a new link is on its way.", req: req)
     }
 
@@ -101,7 +102,7 @@ struct SignUpRoutes: RouteCollection {
             guard let account = try await AccountQueries.find(email: email, on: sql) else { return }
             try await AccountQueries.mail(.reset, parent: account.id, to: account.email, baseURL: base, AccountMail.reset, on: sql)
         }
-        req.appServices.mailDelivery.wake()
+        req.appServices.jobs.wake(MailDelivery.job)
         return try await Self.accepted("If this address has an account, a link to choose a new password is on its way.", req: req)
     }
 

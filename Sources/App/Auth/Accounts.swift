@@ -3,13 +3,16 @@ import Vapor
 
 /// Creating accounts, shared by the command line and the demo seed.
 enum Accounts {
+    /// The row of a new account.
+    struct Created: Decodable { let id: Int }
+
     static func createStaff(email: String, passwordHash: String, role: StaffRole, on sql: any SQLDatabase) async throws -> Int {
         do {
             let row = try await sql.raw("""
                 INSERT INTO staff_users (email, password_hash, role)
                 VALUES (\(bind: email), \(bind: passwordHash), \(bind: role.rawValue)) RETURNING id
-                """).first()
-            return try row!.decode(column: "id", as: Int.self)
+                """).first(decoding: Created.self)
+            return row!.id
         } catch let error where ConstraintViolation(error)?.constraint == "staff_users_email_key" {
             throw Abort(.conflict, reason: "a staff user with email \(email) already exists")
         }
@@ -30,8 +33,8 @@ enum Accounts {
                     SELECT parent.id, name FROM parent, unnest(\(bind: children)::text[]) WITH ORDINALITY AS c(name, n) ORDER BY n
                 )
                 SELECT id FROM parent
-                """).first()
-            return try row!.decode(column: "id", as: Int.self)
+                """).first(decoding: Created.self)
+            return row!.id
         } catch let error where ConstraintViolation(error)?.constraint == "parents_email_key" {
             throw Abort(.conflict, reason: "a parent with email \(email) already exists")
         }

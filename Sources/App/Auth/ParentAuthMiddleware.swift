@@ -45,7 +45,8 @@ extension Request {
         guard let bearer = headers.bearerToken else { return eventLoop.makeFailedFuture(Problem.unauthorized) }
         let request = self
         let verified: EventLoopFuture<ParentToken>
-        if let token = application.appServices.verifiedTokens.token(bearer, at: Date()) {
+        let services = application.appServices
+        if let token = services.verifiedTokens.token(bearer, at: services.clock.now()) {
             verified = eventLoop.makeSucceededFuture(token)
         } else {
             verified = eventLoop.makeFutureWithTask {

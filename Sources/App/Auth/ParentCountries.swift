@@ -13,6 +13,9 @@ final class ParentCountries: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
+    /// A parent's row: their own country, if set.
+    struct Row: Decodable { let country: String? }
+
     /// The parent's country if known at `version`.
     func cached(_ parent: Int, version: Int) -> String? {
         state.withLockedValue { $0.version == version ? $0.countries[parent] : nil }
@@ -21,8 +24,8 @@ final class ParentCountries: Sendable {
     /// The parent's country (their own, else the configured default), read once per version.
     func country(of parent: Int, version: Int, default fallback: String, on sql: any SQLDatabase) async throws -> String {
         if let known = cached(parent, version: version) { return known }
-        let row = try await sql.raw("SELECT country FROM parents WHERE id = \(bind: parent)").first()
-        let country = try row?.decode(column: "country", as: String?.self) ?? fallback
+        let row = try await sql.raw("SELECT country FROM parents WHERE id = \(bind: parent)").first(decoding: Row.self)
+        let country = row?.country ?? fallback
         state.withLockedValue { state in
             if state.version != version {
                 guard version > state.version else { return }

@@ -5,6 +5,11 @@ import Vapor
 /// A parent's password: checked against the sign-in budget (`LoginThrottle`), and the rules a new
 /// one must meet.
 enum ParentPassword {
+    /// The account an email signs in to.
+    struct SignIn: Decodable { let id: Int; let passwordHash: String; let locked: Bool }
+    /// The signed-in parent's address and password hash.
+    struct Current: Decodable { let email: String; let passwordHash: String }
+
     /// The parent whose email and password these are; the 429 of an exhausted budget or the 401 of
     /// a wrong pair otherwise. The same bcrypt time is spent for an unknown email.
     static func verifySignIn(email: String, password: String, req: Request) async throws -> Int {
@@ -12,16 +17,16 @@ enum ParentPassword {
         try await reserve(throttle, req: req)
         let row = try await req.sql.raw("""
             SELECT id, password_hash, locked_at IS NOT NULL AS locked FROM parents WHERE lower(email) = lower(\(bind: email))
-            """).first()
-        guard let parent = try row?.decode(column: "id", as: Int.self),
-              try await matches(password, hash: try row?.decode(column: "password_hash", as: String.self), req: req) else {
+            """).first(decoding: SignIn.self, keyDecodingStrategy: .convertFromSnakeCase)
+        guard let parent = row?.id,
+              try await matches(password, hash: row?.passwordHash, req: req) else {
             req.appServices.metrics.loginFailed("parent")
             throw Problem(status: .unauthorized, code: "invalid_credentials", detail: "Email or password is wrong.",
                           headers: ["WWW-Authenticate": #"Bearer realm="storytime""#])
         }
         try await throttle.succeeded(on: req.sql)
         // Only the right password learns that the account is locked.
-        if try row?.decode(column: "locked", as: Bool.self) == true {
+        if row?.locked == true {
             throw Problem(status: .forbidden, code: "account_locked", detail: "This account is locked; contact Storytime support.")
         }
         return parent
@@ -29,10 +34,11 @@ enum ParentPassword {
 
     /// Whether `password` is the signed-in parent's, spending the sign-in budget like a sign-in.
     static func verifyCurrent(_ password: String, parent: Int, req: Request) async throws -> Bool {
-        guard let row = try await req.sql.raw("SELECT email, password_hash FROM parents WHERE id = \(bind: parent)").first() else { return false }
-        let throttle = LoginThrottle(.parent, email: try row.decode(column: "email", as: String.self), request: req)
+        guard let row = try await req.sql.raw("SELECT email, password_hash FROM parents WHERE id = \(bind: parent)")
+                .first(decoding: Current.self, keyDecodingStrategy: .convertFromSnakeCase) else { return false }
+        let throttle = LoginThrottle(.parent, email: row.email, request: req)
         try await reserve(throttle, req: req)
-        guard try await matches(password, hash: try row.decode(column: "password_hash", as: String.self), req: req) else { return false }
+        guard try await matches(password, hash: row.passwordHash, req: req) else { return false }
         try await throttle.succeeded(on: req.sql)
         return true
     }

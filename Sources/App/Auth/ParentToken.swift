@@ -28,8 +28,9 @@ struct ParentToken: JWTPayload, Authenticatable {
     var childID: Int? { cid.flatMap { Int($0) } }
 
 
+    /// The audience only: the clock claims are checked against the app's clock by the caller
+    /// (`verify(_:request:)`, `VerifiedTokens`), as `verifyTimes(at:)`.
     func verify(using algorithm: some JWTAlgorithm) async throws {
-        try verifyTimes(at: Date())
         try aud.verifyIntendedAudience(includes: Self.audience)
     }
 
@@ -54,16 +55,17 @@ extension ParentToken {
     /// in `VerifiedTokens` so the next request with it skips the signature; nil when it is not.
     /// Whether its device is still signed in is the caller's to check.
     static func verify(_ bearer: String, request: Request) async -> ParentToken? {
-        let verified = request.application.appServices.verifiedTokens
-        if let token = verified.token(bearer, at: Date()) { return token }
+        let services = request.application.appServices
+        let verified = services.verifiedTokens
+        if let token = verified.token(bearer, at: services.clock.now()) { return token }
         guard hasExpectedHeader(bearer), let token = try? await request.jwt.verify(bearer, as: ParentToken.self),
-              token.parentID != nil else { return nil }
+              (try? token.verifyTimes(at: services.clock.now())) != nil, token.parentID != nil else { return nil }
         verified.remember(token, for: bearer)
         return token
     }
 
     /// A token for `parent` on `device` (for the child `child` on a child device), valid `lifetime`.
-    init(parent: Int, device: Int?, child: Int?, lifetime: TimeInterval, now: Date = Date()) {
+    init(parent: Int, device: Int?, child: Int?, lifetime: TimeInterval, now: Date) {
         sub = .init(value: String(parent))
         exp = .init(value: now.addingTimeInterval(lifetime))
         iat = .init(value: now)

@@ -52,27 +52,49 @@ struct BookDTO: Content, Sendable, Equatable {
         LEFT JOIN video_assets v ON v.book_id = b.id
         """
 
+    /// A row of `columns(country:)`, as the statement returns it.
+    struct Row: Decodable {
+        let id: Int
+        let title, author, description: String
+        let ageMin, ageMax: Int
+        let language: String
+        let coverImageUrl, coverJson: String?
+        let status: String
+        let publisherId: Int?
+        let publisherName: String?
+        let durationSeconds: Int?
+        let hasCaptions, rightsAvailable: Bool
+        let categoriesJson: String
+    }
+
+    /// The book of a row holding `columns(country:)` (other columns beside them are ignored).
     init(row: any SQLRow) throws {
-        id = try row.decode(column: "id", as: Int.self)
-        title = try row.decode(column: "title", as: String.self)
-        author = try row.decode(column: "author", as: String.self)
-        description = try row.decode(column: "description", as: String.self)
-        ageMin = try row.decode(column: "age_min", as: Int.self)
-        ageMax = try row.decode(column: "age_max", as: Int.self)
-        language = try row.decode(column: "language", as: String.self)
-        coverImageUrl = try row.decode(column: "cover_image_url", as: String?.self)
-        cover = try row.decode(column: "cover_json", as: String?.self).map { try Self.coverDecoder.decode(CoverDTO.self, from: Data($0.utf8)) }
-        status = try row.decode(column: "status", as: String.self)
-        if let publisherID = try row.decode(column: "publisher_id", as: Int?.self) {
-            publisher = Publisher(id: publisherID, name: try row.decode(column: "publisher_name", as: String.self))
+        try self.init(try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase))
+    }
+
+    init(_ row: Row) throws {
+        id = row.id
+        title = row.title
+        author = row.author
+        description = row.description
+        ageMin = row.ageMin
+        ageMax = row.ageMax
+        language = row.language
+        coverImageUrl = row.coverImageUrl
+        cover = try row.coverJson.map { try Self.coverDecoder.decode(CoverDTO.self, from: Data($0.utf8)) }
+        status = row.status
+        if let publisherID = row.publisherId {
+            guard let name = row.publisherName else {
+                throw DecodingError.valueNotFound(String.self, .init(codingPath: [], debugDescription: "publisher_name is null"))
+            }
+            publisher = Publisher(id: publisherID, name: name)
         } else {
             publisher = nil
         }
-        durationSeconds = try row.decode(column: "duration_seconds", as: Int?.self)
-        hasCaptions = try row.decode(column: "has_captions", as: Bool.self)
-        rightsAvailable = try row.decode(column: "rights_available", as: Bool.self)
-        let json = try row.decode(column: "categories_json", as: String.self)
-        categories = try JSONDecoder().decode([Category].self, from: Data(json.utf8))
+        durationSeconds = row.durationSeconds
+        hasCaptions = row.hasCaptions
+        rightsAvailable = row.rightsAvailable
+        categories = try JSONDecoder().decode([Category].self, from: Data(row.categoriesJson.utf8))
     }
 
     private static let coverDecoder: JSONDecoder = {

@@ -121,6 +121,9 @@ extension BookSQL {
 
     /// The earliest `next_rights_change` column of `rows` (see `BookSQL.nextRightsChange`).
     static func nextRightsChange(of rows: [any SQLRow]) throws -> Date? {
-        try rows.compactMap { try $0.decode(column: "next_rights_change", as: Date?.self) }.min()
+        try rows.compactMap { try $0.decode(model: NextRightsChange.self, keyDecodingStrategy: .convertFromSnakeCase).nextRightsChange }.min()
     }
+
+    /// The `next_rights_change` column of a row.
+    private struct NextRightsChange: Decodable { let nextRightsChange: Date? }
 }

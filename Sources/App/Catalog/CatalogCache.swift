@@ -88,12 +88,20 @@ final class CatalogCache: Sendable {
             """
         return sql.raw(statement).first().flatMapThrowing { row in
             guard let row else { throw Abort(.internalServerError, reason: "catalog_state has no row") }
-            let generation = Generation(version: try row.decode(column: "version", as: Int.self),
-                                        validUntil: try row.decode(column: "next_boundary", as: Date?.self))
-            return (generation, try row.decode(column: "max_term", as: Int.self), try row.decode(column: "countries_version", as: Int.self),
-                    try row.decode(column: "controls_version", as: Int.self), try row.decode(column: "synonyms_version", as: Int.self))
+            let state = try row.decode(model: StateRow.self, keyDecodingStrategy: .convertFromSnakeCase)
+            return (Generation(version: state.version, validUntil: state.nextBoundary), state.maxTerm, state.countriesVersion,
+                    state.controlsVersion, state.synonymsVersion)
         }
     }
+
+    /// The row `read` selects.
+    private struct StateRow: Decodable {
+        let version, maxTerm, countriesVersion, controlsVersion, synonymsVersion: Int
+        let nextBoundary: Date?
+    }
+
+    /// A term of the vocabulary (`search_terms`).
+    private struct TermRow: Decodable { let id: Int; let term: String }
 
     /// Responses held now (a metric).
     var count: Int { state.withLockedValue { $0.entries.count } }
@@ -115,8 +123,8 @@ final class CatalogCache: Sendable {
     func lexicon(upTo maxTermID: Int, on sql: any SQLDatabase) async throws -> TypoVocabulary {
         let known = state.withLockedValue { $0.lexiconMaxID }
         guard maxTermID > known else { return state.withLockedValue { $0.lexicon } }
-        let rows = try await sql.raw("SELECT id, term FROM search_terms WHERE id > \(bind: known) ORDER BY id").all()
-        let fresh = try rows.map { (try $0.decode(column: "id", as: Int.self), try $0.decode(column: "term", as: String.self)) }
+        let fresh = try await sql.raw("SELECT id, term FROM search_terms WHERE id > \(bind: known) ORDER BY id").all(decoding: TermRow.self)
+            .map { ($0.id, $0.term) }
         return state.withLockedValue { state in
             let newer = fresh.filter { $0.0 > state.lexiconMaxID }
             for (_, term) in newer where !state.lexicon.contains(term) { state.lexicon.insert(term) }

@@ -10,9 +10,9 @@ import Vapor
 /// its counts and its first three books a kind (for dots and "+N"); `GET /catalog/calendar/:date`
 /// lists one day's books in full (`kind=arriving|leaving`, paged). `child_id` narrows "leaving" to
 /// that child's library. A month is cached per catalog version (the catalog's freshness rule).
-struct CatalogCalendarController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let calendar = routes.grouped(ParentAuthMiddleware()).grouped("catalog", "calendar")
+struct CatalogCalendarController: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let calendar = api.parent.grouped("catalog", "calendar")
         calendar.get(use: month)
         calendar.get(":date", use: day)
     }
@@ -94,7 +94,7 @@ struct CatalogCalendarController: RouteCollection {
             guard Instants.month(text) != nil else { throw Problem.invalidParameter("month", "month must be YYYY-MM, such as 2026-11") }
             monthText = text
         } else {
-            monthText = try await req.sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: scope.zone), 'YYYY-MM') AS m").first()!.decode(column: "m", as: String.self)
+            monthText = try await req.sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: scope.zone), 'YYYY-MM') AS m").first(decoding: MonthRow.self)!.m
         }
         let key = "calendar|\(monthText)|\(scope.zone)|\(scope.country)"
         let generation = scope.child == nil ? try await req.appServices.catalogCache.current(for: req).generation : nil
@@ -104,7 +104,7 @@ struct CatalogCalendarController: RouteCollection {
         let grid = try await req.sql.raw("""
             SELECT to_char(d - ((extract(isodow FROM d)::int + 6) % 7), 'YYYY-MM-DD') AS first
               FROM (SELECT (\(bind: monthText) || '-01')::date AS d) x
-            """).first()!.decode(column: "first", as: String.self)
+            """).first(decoding: GridRow.self)!.first
         let rows = try await req.sql.raw("""
             WITH events AS (\(scope.events(first: grid, days: 42))),
             ranked AS (
@@ -116,18 +116,18 @@ struct CatalogCalendarController: RouteCollection {
             )
             SELECT kind, to_char(day, 'YYYY-MM-DD') AS day, id, title, cover_image_url, publisher_id, publisher_name, n
               FROM ranked WHERE rank <= 3 ORDER BY day, kind, rank
-            """).all()
+            """).all(decoding: EventBookRow.self, keyDecodingStrategy: .convertFromSnakeCase)
         var counts: [String: (arriving: Int, leaving: Int)] = [:]
         var books: [String: (arriving: [SmallBook], leaving: [SmallBook])] = [:]
         for row in rows {
-            let day = try row.decode(column: "day", as: String.self)
-            let n = try row.decode(column: "n", as: Int.self)
-            let book = SmallBook(id: try row.decode(column: "id", as: Int.self), title: try row.decode(column: "title", as: String.self),
-                                 coverImageUrl: try row.decode(column: "cover_image_url", as: String?.self),
-                                 publisher: try row.decode(column: "publisher_id", as: Int?.self).map {
-                                     SmallBook.Publisher(id: $0, name: try row.decode(column: "publisher_name", as: String.self))
-                                 })
-            if try row.decode(column: "kind", as: String.self) == Kind.arriving.rawValue {
+            let day = row.day, n = row.n
+            let book = SmallBook(id: row.id, title: row.title, coverImageUrl: row.coverImageUrl, publisher: try row.publisherId.map {
+                guard let name = row.publisherName else {
+                    throw DecodingError.valueNotFound(String.self, .init(codingPath: [], debugDescription: "publisher_name is null"))
+                }
+                return SmallBook.Publisher(id: $0, name: name)
+            })
+            if row.kind == Kind.arriving.rawValue {
                 counts[day, default: (0, 0)].arriving = n
                 books[day, default: ([], [])].arriving.append(book)
             } else {
@@ -137,9 +137,9 @@ struct CatalogCalendarController: RouteCollection {
         }
         let dayRows = try await req.sql.raw("""
             SELECT to_char(g, 'YYYY-MM-DD') AS day FROM generate_series(\(bind: grid)::date, \(bind: grid)::date + 41, interval '1 day') g
-            """).all()
-        let days = try dayRows.map { row -> DayDTO in
-            let day = try row.decode(column: "day", as: String.self)
+            """).all(decoding: DayRow.self)
+        let days = dayRows.map { row -> DayDTO in
+            let day = row.day
             return DayDTO(date: day, inMonth: day.hasPrefix(monthText), arrivingCount: counts[day]?.arriving ?? 0,
                           leavingCount: counts[day]?.leaving ?? 0, arriving: books[day]?.arriving ?? [], leaving: books[day]?.leaving ?? [])
         }
@@ -172,3 +172,18 @@ struct CatalogCalendarController: RouteCollection {
         return try Response.page(items, page: page, total: total, query: query, req: req)
     }
 }
+
+/// The rows of the month's statements: the month now in the zone, the grid's first day, a book
+/// arriving or leaving on a day (with its day's count of them), a day of the grid.
+private struct MonthRow: Decodable { let m: String }
+private struct GridRow: Decodable { let first: String }
+private struct EventBookRow: Decodable {
+    let kind, day: String
+    let id: Int
+    let title: String
+    let coverImageUrl: String?
+    let publisherId: Int?
+    let publisherName: String?
+    let n: Int
+}
+private struct DayRow: Decodable { let day: String }

@@ -3,11 +3,10 @@ import Vapor
 
 /// The parent catalog over HTTP: `/api/v1/catalog/books`, `/books/:id`, `/categories`. Parameters,
 /// the Link header, ETags and problems; the answers come from `req.catalog` (`CatalogService`).
-struct CatalogController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let catalog = routes.grouped("catalog")
-        catalog.get("categories", use: categories)
-        let authed = catalog.grouped(ParentAuthMiddleware(childDevices: true))
+struct CatalogController: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        api.anyone.get("catalog", "categories", use: categories)
+        let authed = api.parentOrChildDevice.grouped("catalog")
         authed.get("books", use: books)
         authed.get("books", ":id", use: book)
         authed.get("suggest", use: suggest)
@@ -58,8 +57,7 @@ struct CatalogController: RouteCollection {
     func categories(req: Request) -> EventLoopFuture<Response> {
         req.catalog.categories().map { entry in
             let etag = entry.etag ?? ""
-            if let match = req.headers.first(name: .ifNoneMatch),
-               match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag }) {
+            if EntityTag.matches(req.headers.first(name: .ifNoneMatch), etag) {
                 return Response(status: .notModified, headers: ["ETag": etag, "Cache-Control": "public, max-age=60"])
             }
             let response = Response.json(entry.body)

@@ -140,10 +140,14 @@ struct CatalogQueries {
     /// Returns the total and the page (empty past the end).
     func searchPage(_ parameters: CatalogParameters, search: Search) async throws -> (total: Int, books: [BookDTO]) {
         let rows = try await sql.raw(searchPageQuery(parameters, search: search)).all()
-        let total = try rows.first?.decode(column: "total_count", as: Int.self) ?? 0
-        let books = try rows.filter { try $0.decode(column: "id", as: Int?.self) != nil }.map(BookDTO.init(row:))
-        return (total, books)
+        let keys = try rows.map { try $0.decode(model: SearchKey.self, keyDecodingStrategy: .convertFromSnakeCase) }
+        let books = try zip(rows, keys).filter { $0.1.id != nil }.map { try BookDTO(row: $0.0) }
+        return (keys.first?.totalCount ?? 0, books)
     }
+
+    /// What a row of `searchPageQuery` holds beside the book: the total, and the book's id (null
+    /// on the one row past the end of the matches).
+    private struct SearchKey: Decodable { let totalCount: Int; let id: Int? }
 
     func searchPageQuery(_ parameters: CatalogParameters, search: Search) -> SQLQueryString {
         let page = parameters.page
@@ -179,16 +183,18 @@ struct CatalogQueries {
             SELECT c.id, c.slug, (SELECT count(*) FROM books b WHERE \(filter(noCategory, search: search))
                                     AND EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = c.id)) AS n
               FROM categories c ORDER BY c.display_order, c.name, c.id
-            """).all().map {
-            FacetsDTO.CategoryCount(id: try $0.decode(column: "id", as: Int.self), slug: try $0.decode(column: "slug", as: String.self),
-                                    count: try $0.decode(column: "n", as: Int.self))
-        }
+            """).all(decoding: CategoryCount.self).map { FacetsDTO.CategoryCount(id: $0.id, slug: $0.slug, count: $0.n) }
         let bands = CatalogIndex.ageBands
-        let columns = bands.enumerated().map { "count(*) FILTER (WHERE b.age_min <= \(bind: $0.element.age) AND b.age_max >= \(bind: $0.element.age)) AS a\(unsafeRaw: String($0.offset))" as SQLQueryString }
-        let row = try await sql.raw("SELECT \(columns.joined(separator: ", ")) FROM books b WHERE \(filter(noAge, search: search))").first()!
-        let ageBands = try bands.enumerated().map { FacetsDTO.AgeBand(band: $0.element.label, age: $0.element.age, count: try row.decode(column: "a\($0.offset)", as: Int.self)) }
+        let counts = bands.map { "count(*) FILTER (WHERE b.age_min <= \(bind: $0.age) AND b.age_max >= \(bind: $0.age))" as SQLQueryString }
+        let row = try await sql.raw("SELECT ARRAY[\(counts.joined(separator: ", "))] AS counts FROM books b WHERE \(filter(noAge, search: search))")
+            .first(decoding: AgeCounts.self)!
+        let ageBands = zip(bands, row.counts).map { FacetsDTO.AgeBand(band: $0.0.label, age: $0.0.age, count: $0.1) }
         return FacetsDTO(categories: categories, ageBands: ageBands)
     }
+
+    /// A category's facet row; the age bands' counts, in `CatalogIndex.ageBands`' order.
+    private struct CategoryCount: Decodable { let id: Int; let slug: String; let n: Int }
+    private struct AgeCounts: Decodable { let counts: [Int] }
 
     /// One active book (that the scope leaves visible), or nil.
     func book(id: Int) async throws -> BookDTO? {

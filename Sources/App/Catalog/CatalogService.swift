@@ -22,14 +22,14 @@ struct CatalogService {
                           guard answer.total == 0, !parameters.words.isEmpty else { return }
                           // What the task needs of the application is read now: it may run after the
                           // application shut down (its services are gone then; a query just fails).
-                          let misses = req.appServices.searchMisses, secret = req.application.settings.sessionSecret
+                          let misses = req.appServices.searchMisses, secret = req.application.settings.sessionSecret, now = req.now
                           let account = try? req.parentID
                           // After the answer went: the engine from memory, SQL on the primary resolved now
                           // (its pool closes with the application, and the statements then just fail).
                           if let engine = source as? EngineCatalogSource {
                               Task {
                                   let cause = engine.missCause(parameters, scope: scope, synonyms: synonyms)
-                                  misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret)
+                                  misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret, now: now)
                               }
                               return
                           }
@@ -37,7 +37,7 @@ struct CatalogService {
                           let sql = req.sql
                           Task {
                               guard let cause = try? await sqlSource.missCause(parameters, scope: scope, synonyms: synonyms, sql: sql) else { return }
-                              misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret)
+                              misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret, now: now)
                           }
                       })
     }
@@ -89,7 +89,7 @@ struct CatalogService {
     private static func currentEngine(_ req: Request, version: Int) -> EngineCatalogSource? {
         let engine = req.appServices.catalogEngine
         guard req.application.settings.catalogEngine, engine.isReady, engine.currentVersion >= version else { return nil }
-        return EngineCatalogSource(engine: engine)
+        return EngineCatalogSource(engine: engine, now: req.now)
     }
 
     /// The engine brought up to the version this request read (so a commit is in the very next
@@ -99,7 +99,7 @@ struct CatalogService {
         let engine = req.appServices.catalogEngine
         guard req.application.settings.catalogEngine, engine.isReady else { return SQLCatalogSource(req: req, reading: reading) }
         try await engine.catchUp(to: reading.generation.version, on: req.application.db)
-        return EngineCatalogSource(engine: engine)
+        return EngineCatalogSource(engine: engine, now: req.now)
     }
 
     /// The caller's country when this instance already knows it (no statement needed).

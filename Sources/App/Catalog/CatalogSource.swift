@@ -18,24 +18,25 @@ protocol CatalogSource: Sendable {
 }
 
 /// The in-memory index, already at the request's catalog version. Synchronous: it answers on the
-/// request's event loop.
+/// request's event loop, as of `now` (the request's time, from the app's clock).
 struct EngineCatalogSource: CatalogSource {
     let engine: CatalogEngine
+    let now: Date
 
     func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> (body: ByteBuffer, total: Int) {
-        engine.page(parameters, scope: scope, now: Date(), synonyms: synonyms)
+        engine.page(parameters, scope: scope, now: now, synonyms: synonyms)
     }
 
     func suggest(_ words: [String], scope: CatalogScope, synonyms: Synonyms) -> [SuggestionDTO] {
-        engine.suggest(words, scope: scope, now: Date(), synonyms: synonyms)
+        engine.suggest(words, scope: scope, now: now, synonyms: synonyms)
     }
 
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) -> SearchMisses.Cause {
-        engine.missCause(parameters, scope: scope, now: Date(), synonyms: synonyms)
+        engine.missCause(parameters, scope: scope, now: now, synonyms: synonyms)
     }
 
     func book(_ id: Int, scope: CatalogScope) -> ByteBuffer? {
-        engine.book(id, scope: scope, now: Date())
+        engine.book(id, scope: scope, now: now)
     }
 }
 
@@ -122,12 +123,14 @@ struct SQLCatalogSource: CatalogSource {
         let checked = expansions.indices.filter { !expansions[$0].sounds.isEmpty }
         if !checked.isEmpty {
             let probes = checked.map { "EXISTS (SELECT 1 FROM books b WHERE b.status = 'active' AND \(CatalogQueries.Search(expansions: [expansions[$0]]).any))" as SQLQueryString }
-            let row = try await sql.raw("SELECT ARRAY[\(probes.joined(separator: ", "))] AS found").first()
-            let found = try row?.decode(column: "found", as: [Bool].self) ?? []
+            let found = try await sql.raw("SELECT ARRAY[\(probes.joined(separator: ", "))] AS found").first(decoding: Found.self)?.found ?? []
             for (i, index) in checked.enumerated() where i < found.count && !found[i] { expansions[index] = expansions[index].withSounds() }
         }
         return (expansions, vocabulary)
     }
+
+    /// A row of the sound-alike probes: whether each checked word matches an active book as it is.
+    private struct Found: Decodable { let found: [Bool] }
 
     /// Only answers no family control narrows are kept (a child's are per child and short-lived).
     private func cached(_ key: String, scope: CatalogScope) -> CatalogCache.Entry? {

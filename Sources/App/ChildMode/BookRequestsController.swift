@@ -18,7 +18,8 @@ struct BookRequestsController: ChildRouteCollection {
         child.parent.post("requests", ":request_id", "decline", use: decline)
     }
 
-    enum Status: String, CaseIterable { case pending, approved, declined, all }
+    /// The list's filter: a request status, or every request.
+    enum Filter: String, CaseIterable { case pending, approved, declined, all }
 
     @Sendable
     func ask(req: Request) async throws -> Response {
@@ -53,9 +54,9 @@ struct BookRequestsController: ChildRouteCollection {
         let child = try req.child
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
-        let status = try query.choice("status", as: Status.self, allowed: Status.allCases) ?? .pending
+        let filter = try query.choice("status", as: Filter.self, allowed: Filter.allCases) ?? .pending
         let (rows, total) = try await BookRequestsQueries(sql: req.sql, child: child.id, parent: try req.parentID)
-            .page(status: status == .all ? nil : status.rawValue, page: page, country: req.country(of: child))
+            .page(status: BookRequestStatus(rawValue: filter.rawValue), page: page, country: req.country(of: child))
         return try Response.page(rows, page: page, total: total, query: query, req: req)
     }
 
@@ -84,7 +85,7 @@ struct BookRequestsController: ChildRouteCollection {
             if check.blocked { throw LibraryController.blocked }
             guard check.rights else { throw LibraryController.rightsUnavailable }
             guard let entry = try await library.insert(book: book, country: check.country ?? defaultCountry) else { throw LibraryController.duplicate }
-            guard let request = try await queries.decide(id, status: "approved", country: country) else { throw Problem.notFound("No such request.") }
+            guard let request = try await queries.decide(id, status: .approved, country: country) else { throw Problem.notFound("No such request.") }
             return ApprovalDTO(request: request, entry: entry)
         })
     }
@@ -98,7 +99,7 @@ struct BookRequestsController: ChildRouteCollection {
         return ItemDTO(data: try await req.transaction { sql in
             let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent)
             _ = try await Self.lockPending(id, queries)
-            guard let request = try await queries.decide(id, status: "declined", country: country) else { throw Problem.notFound("No such request.") }
+            guard let request = try await queries.decide(id, status: .declined, country: country) else { throw Problem.notFound("No such request.") }
             return request
         })
     }
@@ -107,8 +108,8 @@ struct BookRequestsController: ChildRouteCollection {
     /// `request_decided` when it was approved or declined already.
     private static func lockPending(_ id: Int, _ queries: BookRequestsQueries) async throws -> Int {
         guard let (book, status) = try await queries.lockRequest(id) else { throw Problem.notFound("No such request.") }
-        guard status == "pending" else {
-            throw Problem(status: .conflict, code: "request_decided", detail: "This request was \(status) already.")
+        guard status == .pending else {
+            throw Problem(status: .conflict, code: "request_decided", detail: "This request was \(status.rawValue) already.")
         }
         return book
     }

@@ -26,14 +26,29 @@ struct BookRequestsQueries {
         }
 
         init(row: any SQLRow) throws {
-            id = try row.decode(column: "request_id", as: Int.self)
-            childId = try row.decode(column: "child_id", as: Int.self)
-            status = try row.decode(column: "request_status", as: String.self)
-            createdAt = try row.decode(column: "created_at", as: Date.self)
-            decidedAt = try row.decode(column: "decided_at", as: Date?.self)
+            let request = try row.decode(model: RequestRow.self, keyDecodingStrategy: .convertFromSnakeCase)
+            id = request.requestId
+            childId = request.childId
+            status = request.requestStatus
+            createdAt = request.createdAt
+            decidedAt = request.decidedAt
             book = try BookDTO(row: row)
         }
     }
+
+    /// The request's own columns of a row of `RequestDTO.columns` (the book's are `BookDTO(row:)`'s).
+    struct RequestRow: Decodable {
+        let requestId: Int
+        let childId: Int
+        let requestStatus: String
+        let createdAt: Date
+        let decidedAt: Date?
+    }
+
+    struct Count: Decodable { let n: Int }
+
+    /// A request's book and status.
+    struct Locked: Decodable { let bookId: Int; let status: BookRequestStatus }
 
     private func select(_ condition: SQLQueryString, country: String, tail: SQLQueryString = "") async throws -> [RequestDTO] {
         try await sql.raw("""
@@ -50,7 +65,7 @@ struct BookRequestsQueries {
 
     func pendingCount() async throws -> Int {
         try await sql.raw("SELECT count(*) AS n FROM book_requests WHERE child_id = \(bind: child) AND status = 'pending'")
-            .one().decode(column: "n", as: Int.self)
+            .one(decoding: Count.self).n
     }
 
     func insert(book: Int, device: Int?, country: String) async throws -> RequestDTO? {
@@ -62,12 +77,12 @@ struct BookRequestsQueries {
     }
 
     /// The requests of `status` (nil: all), newest first, and how many there are.
-    func page(status: String?, page: PageRequest, country: String) async throws -> (rows: [RequestDTO], total: Int) {
-        let condition: SQLQueryString = status.map { "r.status = \(bind: $0)" } ?? "true"
+    func page(status: BookRequestStatus?, page: PageRequest, country: String) async throws -> (rows: [RequestDTO], total: Int) {
+        let condition: SQLQueryString = status.map { "r.status = \(bind: $0.rawValue)" } ?? "true"
         let total = try await sql.raw("""
             SELECT count(*) AS n FROM book_requests r JOIN children c ON c.id = r.child_id
              WHERE r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) AND \(condition)
-            """).one().decode(column: "n", as: Int.self)
+            """).one(decoding: Count.self).n
         let rows = page.offset < total
             ? try await select(condition, country: country, tail: " ORDER BY r.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)")
             : []
@@ -75,18 +90,21 @@ struct BookRequestsQueries {
     }
 
     /// The request `id` of this child, locked for its decision (nil: none).
-    func lockRequest(_ id: Int) async throws -> (book: Int, status: String)? {
+    func lockRequest(_ id: Int) async throws -> (book: Int, status: BookRequestStatus)? {
         guard let row = try await sql.raw("""
             SELECT r.book_id, r.status FROM book_requests r JOIN children c ON c.id = r.child_id
              WHERE r.id = \(bind: id) AND r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE OF r
-            """).first() else { return nil }
-        return (try row.decode(column: "book_id", as: Int.self), try row.decode(column: "status", as: String.self))
+            """).first(decoding: Locked.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+        return (row.bookId, row.status)
     }
 
-    func decide(_ id: Int, status: String, country: String) async throws -> RequestDTO? {
+    func decide(_ id: Int, status: BookRequestStatus, country: String) async throws -> RequestDTO? {
         try await sql.raw("""
-            UPDATE book_requests SET status = \(bind: status), decided_at = now() WHERE id = \(bind: id) AND child_id = \(bind: child)
+            UPDATE book_requests SET status = \(bind: status.rawValue), decided_at = now() WHERE id = \(bind: id) AND child_id = \(bind: child)
             """).run()
         return try await select("r.id = \(bind: id)", country: country).first
     }
 }
+
+/// Where a child's ask-a-parent request stands (`book_requests.status`).
+enum BookRequestStatus: String, Codable, CaseIterable, Sendable { case pending, approved, declined }

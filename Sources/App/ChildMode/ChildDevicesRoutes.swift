@@ -29,7 +29,7 @@ struct ChildDevicesRoutes: ChildRouteCollection {
             try await SessionQueries.createDevice(parent: parent, child: child, name: name, on: sql)
         }
         let tokens = try await SessionRoutes.tokens(parent: parent, device: device, child: child, refresh: refresh, req: req)
-        let now = Date()
+        let now = req.now
         return try Response.noStore(status: .created, ItemDTO(data: PairingDTO(
             device: DeviceDTO(id: device, name: name, childId: child, createdAt: now, lastUsedAt: now, current: false),
             accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenType: tokens.tokenType,

@@ -1,5 +1,4 @@
 import Core
-import SQLKit
 import Vapor
 
 /// `GET /api/v1/children/:child_id/export` (parent): everything kept about the child, as one JSON
@@ -35,17 +34,9 @@ struct ChildExportController: ChildRouteCollection {
         let format = try QueryParameters(query: req.url.query).choice("format", as: Format.self, allowed: Format.allCases) ?? .json
         if format == .csv { return try await HistoryExport.respond(req: req, child: child, format: .csv, name: "plays") }
         let parent = try req.parentID
-        var parts: [SQLQueryString] = ["'exported_at', now()", "'profile', (SELECT to_jsonb(c) FROM children c WHERE c.id = \(bind: child))"]
-        for section in Self.sections {
-            parts.append("""
-                \(literal: section.name), (SELECT COALESCE(jsonb_agg(to_jsonb(t) ORDER BY \(unsafeRaw: section.order)), '[]')
-                                             FROM \(ident: section.table) t WHERE t.child_id = \(bind: child))
-                """)
+        guard let document = try await ChildExportQueries.document(child: child, parent: parent, sections: Self.sections, on: req.sql) else {
+            throw Problem.notFound("No such child.")
         }
-        guard let document = try await req.sql.raw("""
-            SELECT jsonb_build_object(\(parts.joined(separator: ", ")))::text AS document
-              FROM children WHERE id = \(bind: child) AND parent_id = \(bind: parent)
-            """).first()?.decode(column: "document", as: String.self) else { throw Problem.notFound("No such child.") }
         let response = Response.json(ByteBuffer(string: document))
         response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         response.headers.replaceOrAdd(name: .contentDisposition, value: "attachment; filename=\"child-\(child).json\"")

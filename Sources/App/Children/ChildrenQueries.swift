@@ -7,6 +7,10 @@ enum ChildrenQueries {
     static let limit = 10
 
     struct Row: Codable, Sendable { let id: Int; let name: String; let birthYear: Int?; let avatar: String?; let libraryCount: Int }
+    struct Verified: Decodable { let verified: Bool }
+    struct Added: Decodable { let id: Int }
+    /// How much is kept about a child (the removal's receipt).
+    struct Kept: Decodable { let libraryEntries: Int; let plays: Int; let controls: Int; let auditEntries: Int; let requests: Int }
 
     static func list(parent: Int, child: Int? = nil, on sql: any SQLDatabase) async throws -> [ChildDTO] {
         let only: SQLQueryString = child.map { " AND c.id = \(bind: $0)" } ?? ""
@@ -25,7 +29,7 @@ enum ChildrenQueries {
     static func add(parent: Int, name: String, birthYear: Int?, avatar: String?, on sql: any SQLDatabase) async throws -> Int? {
         guard try await sql.raw("""
             SELECT email_verified_at IS NOT NULL AS verified FROM parents WHERE id = \(bind: parent) FOR NO KEY UPDATE
-            """).one().decode(column: "verified", as: Bool.self) else {
+            """).one(decoding: Verified.self).verified else {
             throw Problem(status: .forbidden, code: "email_unverified",
                           detail: "Confirm your email address first: follow the link we mailed you (or ask for a new one).")
         }
@@ -34,7 +38,7 @@ enum ChildrenQueries {
             SELECT \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
              WHERE (SELECT count(*) FROM children WHERE parent_id = \(bind: parent)) < \(bind: limit)
             RETURNING id
-            """).first()?.decode(column: "id", as: Int.self)
+            """).first(decoding: Added.self)?.id
     }
 
     /// Sets the given columns of the parent's child; false when it is not theirs.
@@ -59,11 +63,11 @@ enum ChildrenQueries {
                    (SELECT count(*) FROM parent_audit_log WHERE child_id = c.id) AS audit_entries,
                    (SELECT count(*) FROM book_requests WHERE child_id = c.id) AS requests
               FROM children c WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE
-            """).first() else { return nil }
-        var receipt = RemovalReceiptDTO(childId: child, libraryEntries: try row.decode(column: "library_entries", as: Int.self),
-                                        plays: try row.decode(column: "plays", as: Int.self), controls: try row.decode(column: "controls", as: Int.self),
-                                        auditEntries: try row.decode(column: "audit_entries", as: Int.self),
-                                        requests: try row.decode(column: "requests", as: Int.self), devicesSignedOut: 0)
+            """).first(decoding: Kept.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+        var receipt = RemovalReceiptDTO(childId: child, libraryEntries: row.libraryEntries,
+                                        plays: row.plays, controls: row.controls,
+                                        auditEntries: row.auditEntries,
+                                        requests: row.requests, devicesSignedOut: 0)
         // Its devices are signed out (the caller tells `RevokedSessions`), then the rest goes.
         let devices = try await SessionQueries.revoke(devices: "d.child_id = \(bind: child)", on: sql)
         receipt.devicesSignedOut = devices.count

@@ -4,9 +4,9 @@ import Vapor
 
 /// A parent's children, managed from the app: `GET`/`POST /children`, `PATCH`/`DELETE
 /// /children/:child_id`. Another parent's child is a 404, like a missing one.
-struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let children = routes.grouped("children")
+struct ChildrenRoutes: APIRouteCollection, ChildRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let children = api.parent.grouped("children")
         children.get(use: list)
         children.on(.POST, body: .collect(maxSize: "16kb"), use: add)
     }
@@ -32,7 +32,7 @@ struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
     func add(req: Request) async throws -> Response {
         let body = try JSONBody(req)
         let name = try Self.name(body)
-        let birthYear = try Self.birthYear(body)
+        let birthYear = try Self.birthYear(body, now: req.now)
         let avatar = try Self.avatar(body)
         let parent = try req.parentID
         guard let id = try await req.transaction({ sql in
@@ -51,7 +51,7 @@ struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
         let body = try JSONBody(req)
         var values: [(column: String, value: (any Encodable & Sendable)?)] = []
         if body.has("name") { values.append(("name", try Self.name(body))) }
-        if let year = try Self.birthYear(body) { values.append(("birth_year", year)) }
+        if let year = try Self.birthYear(body, now: req.now) { values.append(("birth_year", year)) }
         if let avatar = try Self.avatar(body) { values.append(("avatar", avatar)) }
         let parent = try req.parentID
         guard try await ChildrenQueries.update(child: child, parent: parent, values, on: req.sql) else { throw Problem.notFound("No such child.") }
@@ -88,10 +88,10 @@ struct ChildrenRoutes: RouteCollection, ChildRouteCollection {
     }
 
     /// `.none`: not given; `.some(nil)`: null (clear); `.some(year)`.
-    static func birthYear(_ body: JSONBody) throws -> Int?? {
+    static func birthYear(_ body: JSONBody, now: Date) throws -> Int?? {
         guard body.has("birth_year") else { return .none }
         if body.isNull("birth_year") { return .some(nil) }
-        let thisYear = Calendar(identifier: .gregorian).component(.year, from: Date())
+        let thisYear = Calendar(identifier: .gregorian).component(.year, from: now)
         return .some(try body.integer("birth_year", in: (thisYear - 25)...thisYear))
     }
 

@@ -19,14 +19,16 @@ struct CatalogSQLCommand: StorytimeCommand {
                     .map { inline($0, in: sql) + ";" }.joined(separator: "\n")
             }
             var lexicon = TypoVocabulary()
-            let rows = try await sql.raw("SELECT term FROM search_terms").all()
-            lexicon.insertAll(try rows.map { try $0.decode(column: "term", as: String.self) })
+            lexicon.insertAll(try await sql.raw("SELECT term FROM search_terms").all(decoding: Term.self).map(\.term))
             let synonyms = try await SynonymStore().current(version: -1, on: sql)
             let search = CatalogQueries.Search(expansions: parameters.words.map { SearchExpansion($0, vocabulary: lexicon, synonyms: synonyms) })
             return inline(queries.searchPageQuery(parameters, search: search), in: sql) + ";"
         }
         context.console.print(text)
     }
+
+    /// A row of the vocabulary.
+    private struct Term: Decodable { let term: String }
 
     private static func parse(_ query: QueryParameters) throws -> CatalogParameters {
         let result = Result { () throws(ParameterError) -> CatalogParameters in try CatalogParameters(query) }

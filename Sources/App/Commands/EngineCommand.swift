@@ -27,10 +27,10 @@ struct EngineSnapshotCommand: StorytimeCommand {
         let path = try EngineCommand.path(arguments, app.settings)
         let engine = CatalogEngine(logger: app.logger, buildURL: app.settings.databaseURL)
         if (try? await engine.start(fromSnapshot: path, on: app.db)) == nil { try await engine.build(on: app.db) }
-        let started = Date()
-        if let header = try await engine.writeSnapshot(to: path, on: app.db) {
+        let started = ContinuousClock.now
+        if let header = try await engine.writeSnapshot(to: path, on: app.db, now: app.now) {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.intValue ?? 0
-            context.console.print("Wrote \(path): \(header.books) books at catalog version \(header.version), \(size >> 20) MB in \(String(format: "%.1f", Date().timeIntervalSince(started))) s.")
+            context.console.print("Wrote \(path): \(header.books) books at catalog version \(header.version), \(size >> 20) MB in \(String(format: "%.1f", started.secondsElapsed)) s.")
         } else {
             context.console.print("\(path) already holds catalog version \(engine.currentVersion) or newer from this build; nothing written.")
         }

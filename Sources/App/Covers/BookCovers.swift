@@ -49,7 +49,7 @@ enum BookCovers {
                      on sql: any SQLDatabase) async throws -> Bool {
         guard let before = try await sql.raw("""
             SELECT (SELECT to_jsonb(bc) - 'api_json' FROM book_covers bc WHERE bc.book_id = b.id)::text AS snapshot FROM books b WHERE b.id = \(bind: book) FOR UPDATE
-            """).first() else { return false }
+            """).first(decoding: Snapshot.self) else { return false }
         for file in result.renditions { try await store.put(file, on: sql) }
         let files = result.renditions.sorted { ($0.width, $0.contentType == "image/webp" ? 0 : 1) < ($1.width, $1.contentType == "image/webp" ? 0 : 1) }
             .map { "\($0.hash).\($0.fileExtension)" }
@@ -60,9 +60,9 @@ enum BookCovers {
             ON CONFLICT (book_id) DO UPDATE SET width = EXCLUDED.width, height = EXCLUDED.height, dominant_color = EXCLUDED.dominant_color,
                    files = EXCLUDED.files, api_json = EXCLUDED.api_json, uploaded_by = EXCLUDED.uploaded_by, updated_at = now()
             RETURNING (to_jsonb(book_covers) - 'api_json')::text AS snapshot
-            """).first()!.decode(column: "snapshot", as: String.self)
+            """).first(decoding: Written.self)!.snapshot
         try await AuditWriter(staff: staff).record("cover upload", table: "books", ids: [book],
-                                                   before: [book: try before.decode(column: "snapshot", as: String?.self) ?? "null"],
+                                                   before: [book: before.snapshot ?? "null"],
                                                    after: [book: after], on: sql)
         return true
     }
@@ -71,9 +71,14 @@ enum BookCovers {
     static func remove(book: Int, staff: StaffUser, on sql: any SQLDatabase) async throws -> Bool {
         guard let row = try await sql.raw("""
             DELETE FROM book_covers bc WHERE book_id = \(bind: book) RETURNING (to_jsonb(bc) - 'api_json')::text AS snapshot
-            """).first() else { return false }
+            """).first(decoding: Written.self) else { return false }
         try await AuditWriter(staff: staff).record("cover removal", table: "books", ids: [book],
-                                                   before: [book: try row.decode(column: "snapshot", as: String.self)], after: [book: "null"], on: sql)
+                                                   before: [book: row.snapshot], after: [book: "null"], on: sql)
         return true
     }
+
+    /// A cover's row as the audit log keeps it (JSON text; null: the book had no cover).
+    private struct Snapshot: Decodable { let snapshot: String? }
+    /// The cover's row as written or deleted.
+    private struct Written: Decodable { let snapshot: String }
 }

@@ -28,9 +28,13 @@ struct PostgresCoverStore: CoverStore {
     }
 
     func get(hash: String, on sql: any SQLDatabase) async throws -> (contentType: String, bytes: Data)? {
-        guard let row = try await sql.raw("SELECT content_type, bytes FROM cover_files WHERE hash = \(bind: hash)").first() else { return nil }
-        return (try row.decode(column: "content_type", as: String.self), try row.decode(column: "bytes", as: Data.self))
+        guard let row = try await sql.raw("SELECT content_type, bytes FROM cover_files WHERE hash = \(bind: hash)")
+            .first(decoding: File.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+        return (row.contentType, row.bytes)
     }
+
+    /// A row of `cover_files` as served.
+    private struct File: Decodable { let contentType: String; let bytes: Data }
 }
 
 /// The `cover` object of the parent API's book: `null` without an uploaded cover.

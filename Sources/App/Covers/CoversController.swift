@@ -22,9 +22,7 @@ struct CoversController: RouteCollection {
         let hash = String(parts[0])
         let etag = "\"\(hash)\""
         var headers: HTTPHeaders = ["Cache-Control": Self.cacheControl, "ETag": etag]
-        if let match = req.headers.first(name: .ifNoneMatch), match.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
-        }) {
+        if EntityTag.matches(req.headers.first(name: .ifNoneMatch), etag) {
             // Still check it exists: a 304 for a name never stored would hide a wrong URL.
             guard try await store.contains(hash: hash, on: req.sql) else { throw Abort(.notFound) }
             return Response(status: .notModified, headers: headers)

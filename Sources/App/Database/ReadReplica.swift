@@ -16,7 +16,7 @@ extension Request {
         guard application.settings.databaseReadURL != nil else { return sql }
         let replica = db(.psqlRead).sql(counting: application.appServices.queryCounter)
         do {
-            let replayed = try await replica.raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? -1
+            let replayed = try await replica.raw("SELECT version FROM catalog_state").first(decoding: CatalogEngine.VersionRow.self)?.version ?? -1
             if replayed >= version {
                 application.appServices.metrics.catalogRead(from: "replica")
                 return replica

@@ -48,20 +48,36 @@ struct ChildControls: Sendable, Equatable {
 
     init() {}
 
+    /// The row `columns` selects.
+    struct Row: Decodable {
+        let maxAge: Int?
+        let approvedOnly: Bool
+        let blockedCategories: [Int]
+        let blockedPublishers: [Int]
+        let blockedBooks: [Int]
+        let dailyMinutes: Int?
+        let bedtimeStart: String?
+        let bedtimeEnd: String?
+        let schedule: String
+        let timeZone: String
+        let updatedAt: Date?
+    }
+
+    /// The controls of a row holding `columns` (and maybe more).
     init(row: any SQLRow) throws {
-        maxAge = try row.decode(column: "max_age", as: Int?.self)
-        approvedOnly = try row.decode(column: "approved_only", as: Bool.self)
-        blockedCategories = try row.decode(column: "blocked_categories", as: [Int].self)
-        blockedPublishers = try row.decode(column: "blocked_publishers", as: [Int].self)
-        blockedBooks = try row.decode(column: "blocked_books", as: [Int].self)
-        dailyMinutes = try row.decode(column: "daily_minutes", as: Int?.self)
-        if let start = try row.decode(column: "bedtime_start", as: String?.self).flatMap(TimeOfDay.init),
-           let end = try row.decode(column: "bedtime_end", as: String?.self).flatMap(TimeOfDay.init) {
+        let r = try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+        maxAge = r.maxAge
+        approvedOnly = r.approvedOnly
+        blockedCategories = r.blockedCategories
+        blockedPublishers = r.blockedPublishers
+        blockedBooks = r.blockedBooks
+        dailyMinutes = r.dailyMinutes
+        if let start = r.bedtimeStart.flatMap(TimeOfDay.init), let end = r.bedtimeEnd.flatMap(TimeOfDay.init) {
             bedtime = Bedtime(start: start, end: end)
         }
-        days = try Self.days(json: try row.decode(column: "schedule", as: String.self))
-        timeZone = try row.decode(column: "time_zone", as: String.self)
-        updatedAt = try row.decode(column: "updated_at", as: Date?.self)
+        days = try Self.days(json: r.schedule)
+        timeZone = r.timeZone
+        updatedAt = r.updatedAt
     }
 
     /// A stored day: `{"daily_minutes": 60, "bedtime_start": "19:30", "bedtime_end": "07:00"}`.

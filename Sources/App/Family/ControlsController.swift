@@ -167,7 +167,7 @@ struct ControlsController: ChildRouteCollection {
     func today(req: Request) async throws -> ItemDTO<TodayDTO> {
         let child = try req.child.id
         let controls = try req.child.controls
-        let now = Date()
+        let now = req.now
         let clock = controls.clock
         let day = clock.day(containing: now)
         let used = try await PlayAllowance.secondsWatched(child: child, in: day, on: req.sql)

@@ -16,8 +16,10 @@ enum ControlsQueries {
                 blocked_books = EXCLUDED.blocked_books, daily_minutes = EXCLUDED.daily_minutes,
                 bedtime_start = EXCLUDED.bedtime_start, bedtime_end = EXCLUDED.bedtime_end, schedule = EXCLUDED.schedule, updated_at = now()
             RETURNING updated_at
-            """).first()?.decode(column: "updated_at", as: Date.self)
+            """).first(decoding: Saved.self, keyDecodingStrategy: .convertFromSnakeCase)?.updatedAt
     }
+
+    struct Saved: Decodable { let updatedAt: Date }
 
     /// The parent's audit row of a change (`before` and `after` as the API shows them).
     static func audit(parent: Int, child: Int, before: String, after: String, on sql: any SQLDatabase) async throws {

@@ -28,8 +28,12 @@ enum PlayAllowance {
                   ) earlier ORDER BY source LIMIT 1) prev ON true
              WHERE p.child_id = \(bind: child)
                AND COALESCE(p.recorded_at, p.played_at) >= \(bind: day.start) AND COALESCE(p.recorded_at, p.played_at) < \(bind: day.end)
-            """).first()?.decode(column: "seconds", as: Int.self) ?? 0
+            """).first(decoding: Watched.self)?.seconds ?? 0
     }
+
+    struct Watched: Decodable { let seconds: Int }
+    /// Whether the book is in the child's library, and blocked by the controls.
+    struct Verdict: Decodable { let present: Bool; let blocked: Bool }
 
     static func decision(_ controls: ChildControls, now: Date, usedToday: Int) -> PlayDecision {
         controls.clock.decision(now: now, schedule: controls.schedule, usedToday: usedToday)
@@ -44,7 +48,7 @@ enum PlayAllowance {
     /// holding the child's lock would let concurrent plays exhaust the pool and wait on each other).
     /// Returns the seconds watched today when today has a daily limit (nil: no limit today).
     @discardableResult
-    static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase, now: Date = Date()) async throws -> Int? {
+    static func requireAllowed(child: Int, controls: ChildControls, book: Int, on sql: any SQLDatabase, now: Date) async throws -> Int? {
         let hasBlocks = controls.maxAge != nil || !controls.blockedBooks.isEmpty || !controls.blockedPublishers.isEmpty
             || !controls.blockedCategories.isEmpty
         let schedule = controls.schedule
@@ -53,9 +57,9 @@ enum PlayAllowance {
         let row = try await sql.raw("""
             SELECT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: child) AND book_id = \(bind: book)) AS present,
                    \(bind: hasBlocks) AND storytime_blocked_for_child(\(bind: child), \(bind: book)) AS blocked
-            """).first()
-        guard try row?.decode(column: "present", as: Bool.self) == true else { return nil }
-        if try row?.decode(column: "blocked", as: Bool.self) == true {
+            """).first(decoding: Verdict.self)
+        guard row?.present == true else { return nil }
+        if row?.blocked == true {
             throw Problem(status: .forbidden, code: "blocked_by_controls", detail: "This book is blocked by the child's family controls.")
         }
         let todays = schedule.limits(weekday: controls.clock.weekday(ofDayStarting: day.start))

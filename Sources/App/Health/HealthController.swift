@@ -1,5 +1,4 @@
 import NIOConcurrencyHelpers
-import SQLKit
 import Vapor
 
 /// Probes: `/livez` (the process answers), `/readyz` (this instance should get traffic: the
@@ -22,7 +21,7 @@ struct HealthController: RouteCollection {
         let version = NIOLockedValueBox(-1)
         let sql = req.sql
         let reachable = await HealthController.withTimeout(seconds: timeout) {
-            let current = try await sql.raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? 0
+            let current = try await HealthQueries.catalogVersion(on: sql)
             version.withLockedValue { $0 = current }
         }
         let engine = req.appServices.catalogEngine
@@ -57,7 +56,7 @@ struct HealthController: RouteCollection {
     @Sendable
     func health(req: Request) async -> Response {
         let healthy = await HealthController.withTimeout(seconds: req.application.settings.healthTimeout) {
-            try await req.sql.raw("SELECT 1").run()
+            try await HealthQueries.ping(on: req.sql)
         }
         let response = Response(status: healthy ? .ok : .serviceUnavailable)
         response.headers.contentType = .json

@@ -64,12 +64,12 @@ final class LoadedPlayLog: Sendable {
                 SELECT c.activity, c.plays_count, c.plays_rewrites, s.version,
                        EXISTS (SELECT 1 FROM play_fold_tails t WHERE t.child_id = c.id) AS folded
                   FROM children c CROSS JOIN catalog_state s WHERE c.id = \(bind: child)
-                """).first() else { return nil }
-            let count = try state.decode(column: "plays_count", as: Int.self)
+                """).first(decoding: LogState.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
+            let count = state.playsCount
             // A child with folded plays (PlayRetention) is answered in SQL, which reads the folds.
-            guard count <= limit, try !state.decode(column: "folded", as: Bool.self) else { return nil }
-            let rewrites = try state.decode(column: "plays_rewrites", as: Int.self)
-            let version = try state.decode(column: "version", as: Int.self)
+            guard count <= limit, !state.folded else { return nil }
+            let rewrites = state.playsRewrites
+            let version = state.version
             var plays: [PlayLog.Play]
             var known = previous.map { $0.catalogVersion == version ? $0.books : [:] } ?? [:]
             var categoriesOfBook = previous.map { $0.catalogVersion == version ? $0.categoriesOfBook : [:] } ?? [:]
@@ -87,25 +87,23 @@ final class LoadedPlayLog: Sendable {
                     SELECT \(BookRefDTO.columns), ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id) AS categories
                       FROM books b LEFT JOIN video_assets v ON v.book_id = b.id
                      WHERE b.id = ANY(\(bind: Array(missing)))
-                    """).all() {
-                    let book = try BookRefDTO(row: row)
-                    known[book.id] = book
-                    categoriesOfBook[book.id] = try row.decode(column: "categories", as: [Int].self)
+                    """).all(decoding: BookRow.self, keyDecodingStrategy: .convertFromSnakeCase) {
+                    known[row.book.id] = row.book
+                    categoriesOfBook[row.book.id] = row.categories
                 }
             }
-            let library = try await sql.raw("SELECT book_id FROM library_entries WHERE child_id = \(bind: child)").all()
-                .map { try $0.decode(column: "book_id", as: Int.self) }
+            let library = try await sql.raw("SELECT book_id FROM library_entries WHERE child_id = \(bind: child)")
+                .all(decoding: LibraryRow.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.bookId)
             let categories: [(id: Int, dto: InsightsController.StatsDTO.Category)]
             if let previous, previous.catalogVersion == version {
                 categories = previous.categoryList
             } else {
-                categories = try await sql.raw("SELECT id, name, slug FROM categories ORDER BY display_order, name, id").all().map { row in
-                    let id = try row.decode(column: "id", as: Int.self)
-                    return (id: id, dto: InsightsController.StatsDTO.Category(
-                        id: id, name: try row.decode(column: "name", as: String.self), slug: try row.decode(column: "slug", as: String.self)))
-                }
+                categories = try await sql.raw("SELECT id, name, slug FROM categories ORDER BY display_order, name, id")
+                    .all(decoding: CategoryRow.self).map { row in
+                        (id: row.id, dto: InsightsController.StatsDTO.Category(id: row.id, name: row.name, slug: row.slug))
+                    }
             }
-            return LoadedPlayLog(child: child, activity: try state.decode(column: "activity", as: Int.self), catalogVersion: version,
+            return LoadedPlayLog(child: child, activity: state.activity, catalogVersion: version,
                                  rewrites: rewrites, log: PlayLog(plays), books: known, categoriesOfBook: categoriesOfBook,
                                  categories: categories, library: Set(library))
         }
@@ -119,15 +117,32 @@ final class LoadedPlayLog: Sendable {
                    COALESCE(array_agg(position_seconds), '{}') AS positions, COALESCE(array_agg(completed), '{}') AS completed,
                    COALESCE(array_agg(played_at), '{}') AS played_at
               FROM plays WHERE child_id = \(bind: child) AND id > \(bind: id)
-            """).first()!
-        let ids = try columns.decode(column: "ids", as: [Int].self), bookIDs = try columns.decode(column: "books", as: [Int].self)
-        let positions = try columns.decode(column: "positions", as: [Int].self)
-        let completed = try columns.decode(column: "completed", as: [Bool].self)
-        let playedAt = try columns.decode(column: "played_at", as: [Date].self)
+            """).first(decoding: PlayColumns.self, keyDecodingStrategy: .convertFromSnakeCase)!
+        let ids = columns.ids, bookIDs = columns.books, positions = columns.positions
+        let completed = columns.completed, playedAt = columns.playedAt
         return ids.indices.map { i in
             PlayLog.Play(id: ids[i], book: bookIDs[i], position: positions[i], completed: completed[i], playedAt: playedAt[i])
         }
     }
+}
+
+extension LoadedPlayLog {
+    /// The child's counters and the catalog version, read first.
+    struct LogState: Decodable { let activity: Int; let playsCount: Int; let playsRewrites: Int; let version: Int; let folded: Bool }
+    /// A book's reference (`BookRefDTO.columns`) and its categories.
+    struct BookRow: Decodable {
+        let book: BookRefDTO
+        let categories: [Int]
+        enum CodingKeys: String, CodingKey { case categories }
+        init(from decoder: any Decoder) throws {
+            book = BookRefDTO(try BookRefDTO.Row(from: decoder))
+            categories = try decoder.container(keyedBy: CodingKeys.self).decode([Int].self, forKey: .categories)
+        }
+    }
+    struct LibraryRow: Decodable { let bookId: Int }
+    struct CategoryRow: Decodable { let id: Int; let name: String; let slug: String }
+    /// The plays as one row of five arrays.
+    struct PlayColumns: Decodable { let ids: [Int]; let books: [Int]; let positions: [Int]; let completed: [Bool]; let playedAt: [Date] }
 }
 
 /// Children's play logs kept in memory, so that every history page and statistic of a child

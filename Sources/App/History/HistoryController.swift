@@ -1,5 +1,4 @@
 import Core
-import SQLKit
 import Vapor
 
 /// A child's viewing history: every play, newest first, with rewatches marked; unmarking one play
@@ -21,6 +20,16 @@ struct HistoryController: ChildRouteCollection {
         let completed: Bool
         let playedAt: Date
         let rewatch: Bool
+
+        init(id: Int, book: BookRefDTO, positionSeconds: Int, completed: Bool, playedAt: Date, rewatch: Bool) {
+            self.id = id; self.book = book; self.positionSeconds = positionSeconds; self.completed = completed
+            self.playedAt = playedAt; self.rewatch = rewatch
+        }
+
+        init(_ play: HistoryQueries.Play) {
+            self.init(id: play.id, book: play.book, positionSeconds: play.positionSeconds, completed: play.completed,
+                      playedAt: play.playedAt, rewatch: play.rewatch)
+        }
     }
 
     /// A page depends only on the child's plays and the catalog (titles, covers, durations):
@@ -36,10 +45,11 @@ struct HistoryController: ChildRouteCollection {
             return try await cursorPage(after: cursor, filter: filter, perPage: page.perPage, query: query, req: req)
         }
         return try await req.childAnswer(child, route: "history") {
-            let (items, total) = if !filter.hasDates, let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
-                try Self.page(of: loaded, book: filter.bookID, page: page)
+            let items: [ItemDTO], total: Int
+            if !filter.hasDates, let loaded = try await req.appServices.childPlayLogs.log(for: child, app: req.application) {
+                (items, total) = try Self.page(of: loaded, book: filter.bookID, page: page)
             } else {
-                try await HistoryQueries(sql: req.sql, child: child.id).page(filter: filter, page: page, plays: child.plays)
+                (items, total) = try await Self.page(HistoryQueries(sql: req.sql, child: child.id), filter: filter, page: page, plays: child.plays)
             }
             return (try Response.page(items, page: page, total: total, query: query, req: req), nil)
         }
@@ -49,8 +59,8 @@ struct HistoryController: ChildRouteCollection {
     /// carrying the next cursor while more follow. `page` is ignored; the meta says page 1.
     private func cursorPage(after cursor: HistoryCursor?, filter: HistoryFilter, perPage: Int, query: QueryParameters, req: Request) async throws -> Response {
         let child = try req.child
-        let (items, total, next) = try await HistoryQueries(sql: req.sql, child: child.id).page(filter: filter, after: cursor, perPage: perPage, plays: child.plays)
-        let dto = PageDTO(data: items, meta: .init(page: 1, perPage: perPage, totalCount: total, totalPages: PageRequest(perPage: perPage).totalPages(for: total)))
+        let (plays, total, next) = try await HistoryQueries(sql: req.sql, child: child.id).page(filter: filter, after: cursor, perPage: perPage, plays: child.plays)
+        let dto = PageDTO(data: plays.map(ItemDTO.init), meta: .init(page: 1, perPage: perPage, totalCount: total, totalPages: PageRequest(perPage: perPage).totalPages(for: total)))
         let response = Response.json(try .json(dto))
         var links = ["<\(req.encodedPath)?\(query.removing("page").setting("after", to: "").encoded)>; rel=\"first\""]
         if let next { links.append("<\(req.encodedPath)?\(query.removing("page").setting("after", to: next.text).encoded)>; rel=\"next\"") }
@@ -66,6 +76,12 @@ struct HistoryController: ChildRouteCollection {
                            playedAt: play.playedAt, rewatch: play.rewatch)
         }
         return (items, loaded.log.count(book: book))
+    }
+
+    /// A page of the history from SQL (`HistoryQueries`).
+    static func page(_ queries: HistoryQueries, filter: HistoryFilter, page: PageRequest, plays: Int) async throws -> (items: [ItemDTO], total: Int) {
+        let found = try await queries.page(filter: filter, page: page, plays: plays)
+        return (found.plays.map(ItemDTO.init), found.total)
     }
 
     @Sendable
@@ -141,33 +157,12 @@ struct HistoryController: ChildRouteCollection {
             let counted = try await queries.continueCount()
             let rows = page.offset < counted.n ? try await queries.continuePage(page, country: country) : []
             let items = try rows.map { row in
-                ContinueDTO(book: try BookDTO(row: row), positionSeconds: try row.decode(column: "last_position", as: Int.self),
-                            lastPlayedAt: try row.decode(column: "last_played", as: Date.self),
-                            progress: try row.decode(column: "progress", as: Double?.self))
+                let latest = try HistoryQueries.continued(row)
+                return ContinueDTO(book: try BookDTO(row: row), positionSeconds: latest.lastPosition, lastPlayedAt: latest.lastPlayed,
+                                   progress: latest.progress)
             }
             return (try Response.page(items, page: page, total: counted.n, query: query, req: req),
                     [try BookSQL.nextRightsChange(of: rows), counted.nextLiveChange].compactMap { $0 }.min())
         }
     }
-}
-
-/// The small book reference of history entries: id, title, cover, duration.
-struct BookRefDTO: Content, Equatable {
-    let id: Int
-    let title: String
-    @ExplicitNull var coverImageUrl: String?
-    @ExplicitNull var durationSeconds: Int?
-
-    /// For `books b` with its video asset `v` LEFT JOINed.
-    static let columns: SQLQueryString = """
-        b.id AS book_id, b.title, b.cover_image_url, \(BookSQL.readyDuration("v")) AS duration_seconds
-        """
-
-    init(row: any SQLRow) throws {
-        id = try row.decode(column: "book_id", as: Int.self)
-        title = try row.decode(column: "title", as: String.self)
-        coverImageUrl = try row.decode(column: "cover_image_url", as: String?.self)
-        durationSeconds = try row.decode(column: "duration_seconds", as: Int?.self)
-    }
-
 }

@@ -14,7 +14,7 @@ struct HistoryQueries {
     /// Unfiltered, the total is `plays`, the child's play count kept by triggers.
     /// A page after `cursor` (cursor paging: no offset), and the cursor after its last play when
     /// more may follow.
-    func page(filter: HistoryFilter, after cursor: HistoryCursor?, perPage: Int, plays: Int) async throws -> (items: [HistoryController.ItemDTO], total: Int, next: HistoryCursor?) {
+    func page(filter: HistoryFilter, after cursor: HistoryCursor?, perPage: Int, plays: Int) async throws -> (plays: [Play], total: Int, next: HistoryCursor?) {
         let condition = filter.condition(child: child)
         let total = filter.isEmpty ? plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
         let after: SQLQueryString = cursor.map { " AND \($0.condition)" } ?? ""
@@ -28,24 +28,40 @@ struct HistoryQueries {
               JOIN plays p ON p.id = page.id
               JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
              ORDER BY p.played_at DESC, p.id DESC
-            """).all()
-        let listed = rows.prefix(perPage)
-        let items = try listed.map(Self.item)
-        let next = rows.count > perPage ? try listed.last.map {
-            HistoryCursor(microseconds: try $0.decode(column: "at_us", as: Int64.self), id: try $0.decode(column: "id", as: Int.self))
+            """).all(decoding: Play.self, keyDecodingStrategy: .convertFromSnakeCase)
+        let listed = Array(rows.prefix(perPage))
+        let next = rows.count > perPage ? try listed.last.map { play in
+            guard let microseconds = play.atUs else { throw DecodingError.valueNotFound(Int64.self, .init(codingPath: [], debugDescription: "at_us")) }
+            return HistoryCursor(microseconds: microseconds, id: play.id)
         } : nil
-        return (items, total, next)
+        return (listed, total, next)
     }
 
-    static func item(_ row: any SQLRow) throws -> HistoryController.ItemDTO {
-        HistoryController.ItemDTO(id: try row.decode(column: "id", as: Int.self), book: try BookRefDTO(row: row),
-                                  positionSeconds: try row.decode(column: "position_seconds", as: Int.self),
-                                  completed: try row.decode(column: "completed", as: Bool.self),
-                                  playedAt: try row.decode(column: "played_at", as: Date.self),
-                                  rewatch: try row.decode(column: "rewatch", as: Bool.self))
+    /// A play of a history page, with its book and whether it is a rewatch (`at_us`: its
+    /// moment in microseconds, in a cursor page only).
+    struct Play: Decodable {
+        let id: Int
+        let book: BookRefDTO
+        let positionSeconds: Int
+        let completed: Bool
+        let playedAt: Date
+        let rewatch: Bool
+        let atUs: Int64?
+
+        enum CodingKeys: String, CodingKey { case id, positionSeconds, completed, playedAt, rewatch, atUs }
+        init(from decoder: any Decoder) throws {
+            book = BookRefDTO(try BookRefDTO.Row(from: decoder))
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            positionSeconds = try container.decode(Int.self, forKey: .positionSeconds)
+            completed = try container.decode(Bool.self, forKey: .completed)
+            playedAt = try container.decode(Date.self, forKey: .playedAt)
+            rewatch = try container.decode(Bool.self, forKey: .rewatch)
+            atUs = try container.decodeIfPresent(Int64.self, forKey: .atUs)
+        }
     }
 
-    func page(filter: HistoryFilter, page: PageRequest, plays: Int) async throws -> (items: [HistoryController.ItemDTO], total: Int) {
+    func page(filter: HistoryFilter, page: PageRequest, plays: Int) async throws -> (plays: [Play], total: Int) {
         let condition = filter.condition(child: child)
         let total = filter.isEmpty ? plays : try await sql.number("SELECT count(*) AS n FROM plays p WHERE \(condition)")
         guard page.offset < total else { return ([], total) }
@@ -58,8 +74,8 @@ struct HistoryQueries {
               JOIN plays p ON p.id = page.id
               JOIN books b ON b.id = p.book_id LEFT JOIN video_assets v ON v.book_id = b.id
              ORDER BY p.played_at DESC, p.id DESC
-            """).all()
-        return (try rows.map(Self.item), total)
+            """).all(decoding: Play.self, keyDecodingStrategy: .convertFromSnakeCase)
+        return (rows, total)
     }
 
     /// The latest play of each book in the library: one index probe per entry.
@@ -81,6 +97,13 @@ struct HistoryQueries {
             """).first(decoding: BookSQL.LiveCount.self, keyDecodingStrategy: .convertFromSnakeCase) ?? .init(n: 0, nextLiveChange: nil)
     }
 
+    /// A continued book's latest play, beside its book (`BookDTO(row:)`) in a `continuePage` row.
+    struct Continued: Decodable { let lastPosition: Int; let lastPlayed: Date; let progress: Double? }
+
+    static func continued(_ row: any SQLRow) throws -> Continued {
+        try row.decode(model: Continued.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
     /// A page of them, most recently played first (rows with the book, `last_position`,
     /// `last_played`, `progress` and `next_rights_change`).
     func continuePage(_ page: PageRequest, country: String) async throws -> [any SQLRow] {
@@ -95,10 +118,12 @@ struct HistoryQueries {
             """).all()
     }
 
+    struct Removed: Decodable { let bookId: Int }
+
     /// Unmarks one play; false when the child has no such play. Run in a transaction.
     func removePlay(_ id: Int) async throws -> Bool {
         guard let book = try await sql.raw("DELETE FROM plays WHERE id = \(bind: id) AND child_id = \(bind: child) RETURNING book_id")
-            .first()?.decode(column: "book_id", as: Int.self) else { return false }
+            .first(decoding: Removed.self, keyDecodingStrategy: .convertFromSnakeCase)?.bookId else { return false }
         try await recomputeLastPlayed(book: book)
         return true
     }

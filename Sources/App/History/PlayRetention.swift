@@ -9,8 +9,8 @@ import Vapor
 /// (`InsightsController.statisticsInSQL`) and stay what they were. Days are the family's zone at
 /// the time of folding.
 ///
-/// Any instance may run it (hourly, `PlayRetentionStarter`; or `App plays fold`): a transaction
-/// holds an advisory lock, so one runs at a time and another finds the work done.
+/// Any instance may run it (hourly, the job `play retention` in `Jobs.swift`; or `App plays
+/// fold`): a transaction holds an advisory lock, so one runs at a time and another finds the work done.
 enum PlayRetention {
     static let interval: Duration = .seconds(3600)
     static let lockKey = 0x5354_5259_464f_4c44 as Int64   // "STRYFOLD"
@@ -18,6 +18,9 @@ enum PlayRetention {
     static let batch = 200
 
     struct Outcome: Sendable, Equatable { var children = 0; var plays = 0; var skipped = false }
+    struct Locked: Decodable { let locked: Bool }
+    /// A batch's children and plays folded.
+    struct Folded: Decodable { let children: Int; let plays: Int }
 
     /// Folds every play played more than `months` months ago, on one database session `sql` (a
     /// transaction per batch); nothing when another run holds the lock.
@@ -26,17 +29,16 @@ enum PlayRetention {
         while true {
             try await sql.raw("BEGIN").run()
             do {
-                guard try await sql.raw("SELECT pg_try_advisory_xact_lock(\(bind: lockKey)) AS locked").one()
-                    .decode(column: "locked", as: Bool.self) else {
+                guard try await sql.raw("SELECT pg_try_advisory_xact_lock(\(bind: lockKey)) AS locked").one(decoding: Locked.self).locked else {
                     try await sql.raw("ROLLBACK").run()
                     outcome.skipped = true
                     return outcome
                 }
-                let row = try await sql.raw(foldStatement(months: months)).one()
+                let row = try await sql.raw(foldStatement(months: months)).one(decoding: Folded.self)
                 try await sql.raw("COMMIT").run()
-                let children = try row.decode(column: "children", as: Int.self)
+                let children = row.children
                 outcome.children += children
-                outcome.plays += try row.decode(column: "plays", as: Int.self)
+                outcome.plays += row.plays
                 if children < batch { return outcome }
             } catch {
                 try? await sql.raw("ROLLBACK").run()
@@ -102,32 +104,5 @@ enum PlayRetention {
         removed AS (DELETE FROM plays WHERE id IN (SELECT id FROM old) RETURNING 1)
         SELECT (SELECT count(*) FROM batch) AS children, (SELECT count(*) FROM removed) AS plays
         """
-    }
-}
-
-/// Runs `PlayRetention` hourly on every instance (not in tests, which call it themselves), and
-/// drops idempotency keys past their 24 hours.
-struct PlayRetentionStarter: LifecycleHandler {
-    func didBootAsync(_ app: Application) async throws {
-        guard app.environment != .testing else { return }
-        let db = app.db, logger = app.logger, months = app.settings.playRetentionMonths
-        Task.detached {
-            while true {
-                do {
-                    let outcome = try await PlayRetention.fold(olderThanMonths: months, pool: db)
-                    if outcome.plays > 0 {
-                        logger.info("plays folded", metadata: ["children": .stringConvertible(outcome.children), "plays": .stringConvertible(outcome.plays)])
-                    }
-                } catch {
-                    logger.warning("folding old plays failed", metadata: ["error": .string(String(describing: error))])
-                }
-                do {
-                    try await IdempotencyStore.purge(on: db as! any SQLDatabase)
-                } catch {
-                    logger.warning("dropping old idempotency keys failed", metadata: ["error": .string(String(describing: error))])
-                }
-                try? await Task.sleep(for: PlayRetention.interval)
-            }
-        }
     }
 }

@@ -7,11 +7,12 @@ import Vapor
 /// on every query), so a `tz` parameter is checked before it reaches a statement.
 final class TimeZoneNames: Sendable {
     private let names = NIOLockedValueBox<Set<String>?>(nil)
+    struct Zone: Decodable { let name: String }
 
     func contains(_ name: String, on sql: any SQLDatabase) async throws -> Bool {
         if let known = names.withLockedValue({ $0 }) { return known.contains(name) }
-        let rows = try await sql.raw("SELECT name FROM pg_timezone_names").all()
-        let known = Set(try rows.map { try $0.decode(column: "name", as: String.self) })
+        let rows = try await sql.raw("SELECT name FROM pg_timezone_names").all(decoding: Zone.self)
+        let known = Set(rows.map(\.name))
         names.withLockedValue { $0 = known }
         return known.contains(name)
     }

@@ -45,11 +45,12 @@ extension LibraryController {
         enum CodingKeys: String, CodingKey { case addedAt, lastPlayedAt, progress, completedCount, rightsEndsAt }
         init(row: any SQLRow) throws {
             book = try BookDTO(row: row)
-            addedAt = try row.decode(column: "added_at", as: Date.self)
-            lastPlayedAt = try row.decode(column: "last_played_at", as: Date?.self)
-            progress = try row.decode(column: "progress", as: Double?.self)
-            completedCount = try row.decode(column: "completed_count", as: Int.self)
-            rightsEndsAt = try row.decode(column: "rights_ends_at", as: Date?.self)
+            let entry = try row.decode(model: LibraryQueries.EntryRow.self, keyDecodingStrategy: .convertFromSnakeCase)
+            addedAt = entry.addedAt
+            lastPlayedAt = entry.lastPlayedAt
+            progress = entry.progress
+            completedCount = entry.completedCount
+            rightsEndsAt = entry.rightsEndsAt
         }
 
         /// The entry of `book` in `child`'s library, as the API shows it.
@@ -59,5 +60,16 @@ extension LibraryController {
                  WHERE le.child_id = \(bind: child) AND le.book_id = \(bind: book)
                 """).first().map(EntryDTO.init(row:))
         }
+    }
+}
+
+extension LibraryQueries {
+    /// The entry's own columns of a row of `EntryDTO.columns` (the book's are `BookDTO(row:)`'s).
+    struct EntryRow: Decodable {
+        let addedAt: Date
+        let lastPlayedAt: Date?
+        let progress: Double?
+        let completedCount: Int
+        let rightsEndsAt: Date?
     }
 }

@@ -25,18 +25,18 @@ struct LibraryController: ChildRouteCollection {
         let country = req.country(of: child)
         guard let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") else {
             return try await req.childAnswer(child, route: "library") {
-                try await page(of: child.id, parameters, leaving: "", country: country, query: query, req: req)
+                try await page(of: child.id, parameters, leaving: nil, country: country, query: query, req: req)
             }
         }
-        let leaving: SQLQueryString = " AND \(BookSQL.rightsEndsAt("b", in: country)) <= now() + make_interval(days => \(bind: days)::int)"
-        return try await page(of: child.id, parameters, leaving: leaving, country: country, query: query, req: req).response
+        return try await page(of: child.id, parameters, leaving: days, country: country, query: query, req: req).response
     }
 
-    private func page(of childID: Int, _ parameters: LibraryParameters, leaving: SQLQueryString, country: String, query: QueryParameters,
+    /// A page of the library; `leaving`: only books whose rights end within that many days.
+    private func page(of childID: Int, _ parameters: LibraryParameters, leaving: Int?, country: String, query: QueryParameters,
                       req: Request) async throws -> (response: Response, validUntil: Date?) {
         let queries = LibraryQueries(sql: req.sql, child: childID, parent: try req.parentID)
-        let counted = try await queries.count(leaving: leaving)
-        let rows = parameters.page.offset < counted.n ? try await queries.page(parameters, leaving: leaving, country: country) : []
+        let counted = try await queries.count(leavingWithin: leaving, country: country)
+        let rows = parameters.page.offset < counted.n ? try await queries.page(parameters, leavingWithin: leaving, country: country) : []
         let entries = try rows.map(EntryDTO.init(row:))
         return (try Response.page(entries, page: parameters.page, total: counted.n, query: query, req: req),
                 [try BookSQL.nextRightsChange(of: rows), counted.nextLiveChange].compactMap { $0 }.min())
@@ -106,7 +106,7 @@ struct LibraryController: ChildRouteCollection {
         let playedAt = try Self.playedAt(body)
         let play = try await req.transaction { sql -> LibraryQueries.Play? in
             guard try await PlayAllowance.lockChild(child.id, parent: parentID, on: sql) else { return nil }
-            try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql)
+            try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql, now: req.now)
             return try await LibraryQueries(sql: sql, child: child.id, parent: parentID)
                 .recordPlay(book: bookID, position: position, completed: completed, playedAt: playedAt)
         }

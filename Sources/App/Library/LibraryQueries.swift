@@ -10,10 +10,18 @@ struct LibraryQueries {
     let child: Int
     let parent: Int
 
+    /// "Watch it before it goes": the filter keeping only books whose rights (in `country`) end
+    /// within `days` days; nothing when nil.
+    private static func leaving(within days: Int?, country: String) -> SQLQueryString {
+        guard let days else { return "" }
+        return " AND \(BookSQL.rightsEndsAt("b", in: country)) <= now() + make_interval(days => \(bind: days)::int)"
+    }
+
     /// How many entries a page's filter keeps, and when a scheduled book of the library next
     /// enters or leaves the catalog.
-    func count(leaving: SQLQueryString) async throws -> BookSQL.LiveCount {
-        try await sql.raw("""
+    func count(leavingWithin days: Int?, country: String) async throws -> BookSQL.LiveCount {
+        let leaving = Self.leaving(within: days, country: country)
+        return try await sql.raw("""
             SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
               FROM library_entries le JOIN books b ON b.id = le.book_id
              WHERE le.child_id = \(bind: child) AND b.status = 'active'\(leaving)
@@ -21,7 +29,8 @@ struct LibraryQueries {
     }
 
     /// One page of entries (rows `LibraryController.EntryDTO(row:)` reads, with `next_rights_change`).
-    func page(_ parameters: LibraryParameters, leaving: SQLQueryString, country: String) async throws -> [any SQLRow] {
+    func page(_ parameters: LibraryParameters, leavingWithin days: Int?, country: String) async throws -> [any SQLRow] {
+        let leaving = Self.leaving(within: days, country: country)
         let order: SQLFragment
         switch parameters.sort {
         case .recentlyAdded: order = "le.added_at DESC, b.id DESC"

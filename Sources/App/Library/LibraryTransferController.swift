@@ -41,7 +41,7 @@ struct LibraryTransferController: ChildRouteCollection {
         let country = try await req.parentCountry()
         let entry = try await req.transaction { sql -> EntryDTO in
             switch try await LibraryTransferQueries.transfer(book: book, from: source, to: target, move: move, preserveProgress: preserve,
-                                           removeSourceOnDuplicate: removeSource, on: sql) {
+                                           removeSourceOnDuplicate: removeSource, now: req.now, on: sql) {
             case .missing: throw Problem.notFound("No such book in this child's library.")
             case .duplicate: throw LibraryController.duplicate
             case .blocked: throw LibraryController.blocked

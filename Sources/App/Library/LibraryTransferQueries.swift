@@ -13,28 +13,34 @@ enum LibraryTransferQueries {
 
     enum Outcome { case done, duplicate, missing, blocked }
 
+    /// The source's entry of a transferred book.
+    struct Taken: Decodable { let addedAt: Date; let lastPlayedAt: Date? }
+    /// A book of a set-wide statement.
+    struct BookRow: Decodable { let bookId: Int }
+    struct CategoryRow: Decodable { let id: Int }
+
     /// Copies (or moves) one entry inside a transaction. A move deletes the source first, so of
     /// two concurrent moves of one entry the second finds nothing (404) and changes nothing.
-    /// With `preserveProgress` the book's plays go along (copied, or moved).
+    /// With `preserveProgress` the book's plays go along (copied, or moved). A copy is added `now`.
     static func transfer(book: Int, from source: Int, to target: Int, move: Bool, preserveProgress: Bool,
-                         removeSourceOnDuplicate: Bool = false, on sql: any SQLDatabase) async throws -> Outcome {
+                         removeSourceOnDuplicate: Bool = false, now: Date, on sql: any SQLDatabase) async throws -> Outcome {
         try await lockChildren([source, target], on: sql)
-        let taken: [any SQLRow]
+        let taken: [Taken]
         if move {
             taken = try await sql.raw("""
                 DELETE FROM library_entries le USING books b
                  WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b"))
                 RETURNING le.added_at, le.last_played_at
-                """).all()
+                """).all(decoding: Taken.self, keyDecodingStrategy: .convertFromSnakeCase)
         } else {
             taken = try await sql.raw("""
                 SELECT le.added_at, le.last_played_at FROM library_entries le JOIN books b ON b.id = le.book_id
                  WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND \(BookSQL.live("b"))
-                """).all()
+                """).all(decoding: Taken.self, keyDecodingStrategy: .convertFromSnakeCase)
         }
         guard let entry = taken.first else { return .missing }
-        let lastPlayed = preserveProgress ? try entry.decode(column: "last_played_at", as: Date?.self) : nil
-        let addedAt = move ? try entry.decode(column: "added_at", as: Date.self) : Date()
+        let lastPlayed = preserveProgress ? entry.lastPlayedAt : nil
+        let addedAt = move ? entry.addedAt : now
         let inserted = try await sql.raw("""
             INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
             SELECT \(bind: target), \(bind: book), \(bind: addedAt), \(bind: lastPlayed)
@@ -63,7 +69,7 @@ enum LibraryTransferQueries {
         let present = Set(try await sql.raw("""
             SELECT le.book_id FROM library_entries le JOIN books b ON b.id = le.book_id
              WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR \(BookSQL.live("b")))
-            """).all().map { try $0.decode(column: "book_id", as: Int.self) })
+            """).all(decoding: BookRow.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.bookId))
         if let missing = ids.first(where: { !present.contains($0) }) {
             throw Problem(status: .notFound, code: "not_found",
                           detail: "Book \(missing) is not in this child's library; nothing was changed.", field: "book_ids")
@@ -78,7 +84,7 @@ enum LibraryTransferQueries {
             SELECT x AS book_id FROM unnest(\(bind: ids)::bigint[]) x
              WHERE storytime_blocked_for_child(\(bind: target), x)
                AND NOT EXISTS (SELECT 1 FROM library_entries WHERE child_id = \(bind: target) AND book_id = x)
-            """).all().map { try $0.decode(column: "book_id", as: Int.self) }
+            """).all(decoding: BookRow.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.bookId)
         let inserted = Set(try await sql.raw("""
             INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
             SELECT \(bind: target), le.book_id, CASE WHEN \(bind: move) THEN le.added_at ELSE now() END,
@@ -86,7 +92,7 @@ enum LibraryTransferQueries {
               FROM library_entries le WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids))
                AND NOT (le.book_id = ANY(\(bind: blocked)::bigint[]))
             ON CONFLICT (child_id, book_id) DO NOTHING RETURNING book_id
-            """).all().map { try $0.decode(column: "book_id", as: Int.self) })
+            """).all(decoding: BookRow.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.bookId))
         let done = ids.filter { inserted.contains($0) }
         if preserveProgress && !done.isEmpty { try await carryPlays(of: done, from: source, to: target, move: move, on: sql) }
         if move && !done.isEmpty {
@@ -115,7 +121,7 @@ enum LibraryTransferQueries {
     static func category(named key: String, id: Int?, on sql: any SQLDatabase) async throws -> Int? {
         try await sql.raw("""
             SELECT id FROM categories WHERE slug = \(bind: key) OR id = \(bind: id ?? 0) LIMIT 1
-            """).first()?.decode(column: "id", as: Int.self)
+            """).first(decoding: CategoryRow.self)?.id
     }
 
     struct CategoryAdded: Decodable { let added: Int; let wanted: Int }

@@ -29,6 +29,9 @@ struct OfflinePlays {
         let play: LibraryQueries.Play?
     }
 
+    /// A play this child sent before (`play_receipts`).
+    struct Receipt: Decodable { let clientId: String }
+
     struct Summary: Content { let recorded: Int; let duplicates: Int; let refused: Int }
     struct Answer: Content { let data: [Result]; let meta: Summary }
 
@@ -54,7 +57,7 @@ struct OfflinePlays {
             guard try await PlayAllowance.lockChild(child.id, parent: parentID, on: sql) else { return nil }
             let known = Set(try await sql.raw("""
                 SELECT client_id FROM play_receipts WHERE child_id = \(bind: child.id) AND client_id = ANY(\(bind: items.map(\.clientID)))
-                """).all().map { try $0.decode(column: "client_id", as: String.self) })
+                """).all(decoding: Receipt.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.clientId))
             var seen = known
             var results = [Result?](repeating: nil, count: items.count)
             let library = LibraryQueries(sql: sql, child: child.id, parent: parentID)
@@ -65,7 +68,7 @@ struct OfflinePlays {
                 }
                 let result: Result
                 do {
-                    try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: item.book, on: sql)
+                    try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: item.book, on: sql, now: req.now)
                     if let play = try await library.recordPlay(book: item.book, position: item.position, completed: item.completed, playedAt: item.playedAt) {
                         result = Result(clientId: item.clientID, status: "recorded", code: nil, play: play)
                     } else {

@@ -29,14 +29,17 @@ final class AppMetrics: Sendable {
             SELECT count(*) FILTER (WHERE state = 'active' AND pid <> pg_backend_pid()) AS busy,
                    count(*) FILTER (WHERE state <> 'active' OR pid = pg_backend_pid()) AS idle
               FROM pg_stat_activity WHERE application_name = \(bind: applicationName)
-            """).first() else { return }
-        for state in ["busy", "idle"] {
-            if let n = try? row.decode(column: state, as: Int.self) {
+            """).first(decoding: PoolRow.self) else { return }
+        for (state, count) in [("busy", row.busy), ("idle", row.idle)] {
+            if let n = count {
                 registry.makeGauge(descriptor: Self.metric("storytime_db_pool_connections", "This instance's open database connections, by state (PostgreSQL's view)"),
                                    labels: [("state", state)]).set(Double(n))
             }
         }
     }
+
+    /// This instance's connections by state, as `refreshPool` reads them.
+    private struct PoolRow: Decodable { let busy: Int?; let idle: Int? }
 
     /// A metric's full name (already with its unit suffix) and help text.
     static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {

@@ -2,15 +2,23 @@ import Foundation
 import Logging
 
 /// Logs as one JSON object per line on standard output (`LOG_FORMAT=json`, the default under
-/// `--env production`): `ts`, `level`, `label`, `message`, then the metadata's keys.
+/// `--env production`): `ts`, `level`, `label`, `message`, then the metadata's keys. `ts` is read
+/// from `clock`, one taken at bootstrap, before any application (and its clock) exists.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
+    let clock: AppClock
 
-    init(label: String, level: Logger.Level) {
+    init(label: String, level: Logger.Level, clock: AppClock) {
         self.label = label
         self.logLevel = level
+        self.clock = clock
+    }
+
+    /// The factory for `LoggingSystem.bootstrap`: every handler reads the one `clock`.
+    static func factory(clock: AppClock) -> @Sendable (Logger.Level) -> (@Sendable (String) -> any LogHandler) {
+        { level in { label in JSONLogHandler(label: label, level: level, clock: clock) } }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -20,7 +28,7 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         FileHandle.standardOutput.write(Data(Self.line(level: event.level, label: label, message: event.message.description,
-                                                       metadata: metadata.merging(event.metadata ?? [:]) { $1 }, at: Date()).utf8))
+                                                       metadata: metadata.merging(event.metadata ?? [:]) { $1 }, at: clock.now()).utf8))
     }
 
     /// The line for one entry (sorted metadata keys, so lines are stable), newline included.

@@ -42,7 +42,8 @@ struct RequestObservationMiddleware: Middleware {
 
     private static func finished(_ request: Request, status: UInt, started: ContinuousClock.Instant) {
         let duration = ContinuousClock.now - started
-        request.application.appServices.metrics.request(request, status: status, duration: duration)
+        // A request that outlives its application (shut down meanwhile) is not counted anywhere.
+        request.application.appServicesIfRunning?.metrics.request(request, status: status, duration: duration)
         guard request.logger.logLevel <= .info else { return }
         let route = route(of: request)
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15

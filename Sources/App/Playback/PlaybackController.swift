@@ -1,7 +1,6 @@
 import Core
 import Foundation
 import JWT
-import SQLKit
 import Vapor
 
 /// `POST /api/v1/children/:child_id/library/:book_id/playback`: permission to start a video now,
@@ -34,20 +33,13 @@ struct PlaybackController: ChildRouteCollection {
         let child = try req.child
         let bookID = try req.pathID("book_id", missing: "No such book in this library.")
         let country = req.country(of: child)
-        let now = Date()
-        guard let row = try await req.sql.raw("""
-            SELECT \(BookSQL.visible("b", country: "\(bind: country)::text")) AS visible,
-                   \(BookSQL.live("b")) AND \(BookSQL.rightsAvailable("b", in: country)) AS available,
-                   LEAST(\(BookSQL.rightsEndsAt("b", in: country)), b.live_until) AS available_until,
-                   v.id AS asset_id, v.status AS asset_status
-              FROM library_entries le JOIN books b ON b.id = le.book_id LEFT JOIN video_assets v ON v.book_id = b.id
-             WHERE le.child_id = \(bind: child.id) AND le.book_id = \(bind: bookID)
-            """).first(), try row.decode(column: "visible", as: Bool.self) else {
+        let now = req.now
+        guard let entry = try await PlaybackQueries.entry(child: child.id, book: bookID, country: country, on: req.sql), entry.visible else {
             throw Problem.notFound("No such book in this child's library.")
         }
-        let available = try row.decode(column: "available", as: Bool.self)
-        let asset = try row.decode(column: "asset_status", as: String?.self) == "ready" ? try row.decode(column: "asset_id", as: Int?.self) : nil
-        let availableUntil = try row.decode(column: "available_until", as: Date?.self)
+        let available = entry.available
+        let asset = entry.assetStatus == "ready" ? entry.assetId : nil
+        let availableUntil = entry.availableUntil
         let parent = try req.parentID
         let grantID = UUID()
         // Judged and reserved under the child's lock: grants asked together never share a minute.

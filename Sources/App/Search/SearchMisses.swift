@@ -32,8 +32,8 @@ final class SearchMisses: Sendable {
 
     private let pending = NIOLockedValueBox<(counts: [Miss: Int], families: Set<[UInt8]>, keys: [[UInt8]: Miss])>(([:], [], [:]))
 
-    /// Counts one search of `words` that found nothing.
-    func record(words: [String], country: String?, cause: Cause, account: Int?, secret: String, now: Date = Date()) {
+    /// Counts one search of `words` that found nothing, in the week of `now`.
+    func record(words: [String], country: String?, cause: Cause, account: Int?, secret: String, now: Date) {
         let query = words.joined(separator: " ")
         guard !query.isEmpty else { return }
         let week = Self.week(of: now)
@@ -87,21 +87,5 @@ final class SearchMisses: Sendable {
         }
         try await sql.raw("DELETE FROM search_misses WHERE week < current_date - \(bind: Self.retentionWeeks * 7)::int").run()
         try await sql.raw("DELETE FROM search_miss_families WHERE week < current_date - \(bind: Self.retentionWeeks * 7)::int").run()
-    }
-}
-
-/// Writes each instance's gathered misses every few seconds (not in tests, which flush themselves).
-struct SearchMissesStarter: LifecycleHandler {
-    func didBootAsync(_ app: Application) async throws {
-        guard app.environment != .testing else { return }
-        let misses = app.appServices.searchMisses, sql = app.db as! any SQLDatabase, logger = app.logger
-        Task.detached {
-            while true {
-                try? await Task.sleep(for: SearchMisses.flushInterval)
-                do { try await misses.flush(on: sql) } catch {
-                    logger.warning("writing searches that found nothing failed", metadata: ["error": .string(String(describing: error))])
-                }
-            }
-        }
     }
 }

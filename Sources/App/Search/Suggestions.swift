@@ -58,8 +58,11 @@ extension SQLCatalogSource {
                   FROM books b, unnest(b.search_vector) AS t
                  WHERE \(queries.filter(before, search: search)) AND starts_with(t.lexeme, \(bind: last)) AND t.weights && '{A,B}'::text[]
                  GROUP BY t.lexeme ORDER BY n DESC, t.lexeme COLLATE "C" LIMIT \(bind: SuggestRules.maxWords)
-                """).all().map { (try $0.decode(column: "text", as: String.self), try $0.decode(column: "n", as: Int.self)) }
+                """).all(decoding: Completion.self).map { ($0.text, $0.n) }
         }
         return SuggestionDTO.list(words: completions, titles: found.books.map { ($0.id, $0.title) }, before: Array(words.dropLast()))
     }
 }
+
+/// A completion as the SQL path counts it: a title or author word and how many books hold it.
+private struct Completion: Decodable { let text: String; let n: Int }

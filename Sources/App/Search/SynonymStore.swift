@@ -20,9 +20,9 @@ final class SynonymStore: Sendable {
         let row = try await sql.raw("""
             SELECT (SELECT synonyms_version FROM catalog_state) AS version,
                    COALESCE((SELECT json_agg(json_build_object('words', words, 'one_way', one_way) ORDER BY id) FROM search_synonyms), '[]')::text AS rules
-            """).first()
-        let read = try row?.decode(column: "version", as: Int.self) ?? version
-        let json = try row?.decode(column: "rules", as: String.self) ?? "[]"
+            """).first(decoding: Rules.self)
+        let read = row?.version ?? version
+        let json = row?.rules ?? "[]"
         struct Rule: Decodable { let words: String; let one_way: Bool }
         let synonyms = Synonyms(try JSONDecoder().decode([Rule].self, from: Data(json.utf8)).map { .init(words: $0.words, oneWay: $0.one_way) })
         state.withLockedValue { state in
@@ -30,4 +30,7 @@ final class SynonymStore: Sendable {
         }
         return synonyms
     }
+
+    /// The synonyms' version and rules (a JSON array), as `current` reads them.
+    private struct Rules: Decodable { let version: Int; let rules: String }
 }

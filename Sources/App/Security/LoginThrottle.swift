@@ -49,16 +49,20 @@ struct LoginThrottle: Sendable {
                 window_start = CASE WHEN t.window_start <= now() - make_interval(secs => \(bind: Self.window)) THEN now() ELSE t.window_start END
             RETURNING t.scope, t.attempts,
                       ceil(extract(epoch FROM t.window_start + make_interval(secs => \(bind: Self.window)) - now()))::int AS retry_after
-            """).all()
+            """).all(decoding: Counted.self, keyDecodingStrategy: .convertFromSnakeCase)
         var wait: Int?
         for row in rows {
-            let limit = try row.decode(column: "scope", as: String.self) == emailScope ? Self.perEmail : Self.perAddress
-            if try row.decode(column: "attempts", as: Int.self) > limit {
-                wait = max(wait ?? 1, try row.decode(column: "retry_after", as: Int.self))
+            let limit = row.scope == emailScope ? Self.perEmail : Self.perAddress
+            if row.attempts > limit {
+                wait = max(wait ?? 1, row.retryAfter)
             }
         }
         return wait
     }
+
+    /// A counter after an attempt: its scope, the attempts in its window, and the seconds until
+    /// the window ends.
+    private struct Counted: Decodable { let scope: String; let attempts: Int; let retryAfter: Int }
 
     /// The right password: the email starts over and the address gets its attempt back.
     func succeeded(on sql: any SQLDatabase) async throws {

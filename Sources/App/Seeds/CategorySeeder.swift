@@ -56,11 +56,11 @@ enum CategorySeeder {
             )
             SELECT slug, inserted FROM written
             UNION ALL SELECT slug, NULL FROM existing
-            """).all()
+            """).all(decoding: Written.self)
         var result = Result()
         for row in rows {
-            let slug = try row.decode(column: "slug", as: String.self)
-            switch try row.decode(column: "inserted", as: Bool?.self) {
+            let slug = row.slug
+            switch row.inserted {
             case true?: result.created.append(slug)
             case false?: result.updated.append(slug)
             case nil: result.unchanged += 1
@@ -68,4 +68,7 @@ enum CategorySeeder {
         }
         return result
     }
+
+    /// A category the upsert wrote (`inserted` true: new, false: changed) or left (nil).
+    private struct Written: Decodable { let slug: String; let inserted: Bool? }
 }

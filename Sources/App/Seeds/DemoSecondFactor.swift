@@ -43,7 +43,7 @@ struct StaffCodeCommand: StorytimeCommand {
         guard let secret = SecretBox(sessionSecret: app.settings.sessionSecret).open(sealed) else {
             throw Abort(.conflict, reason: "the second factor of \(email) was sealed under another SESSION_SECRET")
         }
-        let now = Date()
+        let now = app.now
         let step = TOTP.step(at: now)
         let left = Int(TOTP.period) - Int(now.timeIntervalSince1970) % Int(TOTP.period)
         context.console.print("\(TOTP.code(secret: secret, step: step))  (valid for \(left) s more; the next code: \(TOTP.code(secret: secret, step: step + 1)))")

@@ -32,7 +32,7 @@ struct DemoSeeder: Sendable {
         let words = try loadWords()
         let staffPassword = Self.friendlyPassword(), parentPassword = Self.friendlyPassword()
         let staffHash = try hashPassword(staffPassword), parentHash = try hashPassword(parentPassword)
-        let started = Date()
+        let started = ContinuousClock.now
 
         try await sql.raw("BEGIN").run()
         do {
@@ -45,7 +45,7 @@ struct DemoSeeder: Sendable {
                 let upper = min(books, done + Self.batchSize)
                 try await seedBooks(from: done + 1, to: upper, words: words, on: sql)
                 done = upper
-                progress("  books \(done)/\(books) (\(String(format: "%.1f", Date().timeIntervalSince(started))) s)")
+                progress("  books \(done)/\(books) (\(String(format: "%.1f", started.secondsElapsed)) s)")
             }
             try await sql.raw("SELECT setval(pg_get_serial_sequence('books', 'id'), \(bind: books))").run()
             try await seedRights(classics: words.classics.count, on: sql)
@@ -56,7 +56,7 @@ struct DemoSeeder: Sendable {
             throw error
         }
         try await sql.raw("ANALYZE").run()
-        progress("  demo catalog of \(books) books ready in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        progress("  demo catalog of \(books) books ready in \(String(format: "%.1f", started.secondsElapsed)) s")
         return .seeded(credentials: """
             Demo accounts:
               console  http://127.0.0.1:8080\(AdminPath.login)   admin@storytime.test / \(staffPassword)

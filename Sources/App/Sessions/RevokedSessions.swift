@@ -13,17 +13,22 @@ import Vapor
 /// than `maxAge`. A revocation made here is known here at once. No background task: an idle
 /// instance reads nothing. Writes do not wait for the next read: `ParentAuthMiddleware` checks
 /// the device and the account in the database for every request that changes something.
+///
+/// The sets' age is a duration, measured with `ContinuousClock` (not the app's clock, which a test
+/// may stop or move: the sets would then never grow old, or grow old at once).
 final class RevokedSessions: Sendable {
-    static let freshness: TimeInterval = 0.25
-    static let maxAge: TimeInterval = 0.9
+    typealias Instant = ContinuousClock.Instant
+    static let freshness: Duration = .milliseconds(250)
+    static let maxAge: Duration = .milliseconds(900)
 
     private struct State {
         var ids: Set<Int> = []
         var accounts: Set<Int> = []
         /// Revocations made here, by when: kept across a read that may have started before them.
-        var noted: [Int: Date] = [:]
-        var notedAccounts: [Int: Date] = [:]
-        var readAt = Date.distantPast
+        var noted: [Int: Instant] = [:]
+        var notedAccounts: [Int: Instant] = [:]
+        /// When the last read began; nil: never read.
+        var readAt: Instant?
         var reading: EventLoopFuture<Void>?
     }
     private let state = NIOLockedValueBox(State())
@@ -31,11 +36,13 @@ final class RevokedSessions: Sendable {
     /// Whether `device` (nil: a token from before devices) or `account` is revoked, when the sets
     /// are recent enough to say; nil: read them first. Starts a read in the background when the
     /// sets are getting old.
-    func isRevoked(_ device: Int?, account: Int, now: Date, refresh: () -> EventLoopFuture<Void>) -> Bool? {
-        let (revoked, age) = state.withLockedValue { state in
-            ((device.map { state.ids.contains($0) } ?? false) || state.accounts.contains(account), now.timeIntervalSince(state.readAt))
+    func isRevoked(_ device: Int?, account: Int, now: Instant, refresh: () -> EventLoopFuture<Void>) -> Bool? {
+        let (revoked, readAt) = state.withLockedValue { state in
+            ((device.map { state.ids.contains($0) } ?? false) || state.accounts.contains(account), state.readAt)
         }
         if revoked { return true }
+        guard let readAt else { return nil }
+        let age = readAt.duration(to: now)
         guard age < Self.maxAge else { return nil }
         if age >= Self.freshness { _ = refresh() }
         return false
@@ -50,7 +57,7 @@ final class RevokedSessions: Sendable {
             return (promise, nil)
         }
         guard let promise else { return running! }
-        let started = Date()
+        let started = Instant.now
         promise.completeWithTask { [self] in
             defer { state.withLockedValue { $0.reading = nil } }
             let revoked = try await SessionQueries.recentlyRevoked(within: window, on: sql)
@@ -68,7 +75,7 @@ final class RevokedSessions: Sendable {
 
     /// Devices this instance just signed out: refused here from the next request on.
     func note(_ devices: [Int]) {
-        let now = Date()
+        let now = Instant.now
         state.withLockedValue { state in
             for device in devices { state.ids.insert(device); state.noted[device] = now }
         }
@@ -76,7 +83,7 @@ final class RevokedSessions: Sendable {
 
     /// An account this instance found deleted: its every token refused here from the next request on.
     func note(account: Int) {
-        let now = Date()
+        let now = Instant.now
         state.withLockedValue { state in
             state.accounts.insert(account)
             state.notedAccounts[account] = now
@@ -95,12 +102,12 @@ extension Request {
         // Not the request's counted SQL: one read serves every request for a quarter second.
         let sql = application.db as! any SQLDatabase, loop = eventLoop
         let read: @Sendable () -> EventLoopFuture<Void> = { sessions.read(on: loop, window: window, sql: sql) }
-        switch sessions.isRevoked(device, account: account, now: Date(), refresh: read) {
+        switch sessions.isRevoked(device, account: account, now: .now, refresh: read) {
         case .some(false): return eventLoop.makeSucceededVoidFuture()
         case .some(true): return eventLoop.makeFailedFuture(Problem.invalidToken)
         case .none:
             return read().flatMapThrowing {
-                if sessions.isRevoked(device, account: account, now: Date(), refresh: read) == true { throw Problem.invalidToken }
+                if sessions.isRevoked(device, account: account, now: .now, refresh: read) == true { throw Problem.invalidToken }
             }
         }
     }

@@ -10,7 +10,7 @@ enum SessionQueries {
         let device = try await sql.raw("""
             INSERT INTO parent_devices (parent_id, name, child_device, child_id)
             VALUES (\(bind: parent), \(bind: name), \(bind: child != nil), \(bind: child)) RETURNING id
-            """).one().decode(column: "id", as: Int.self)
+            """).one(decoding: IDRow.self).id
         return (device, try await issueRefresh(device: device, on: sql))
     }
 
@@ -20,6 +20,11 @@ enum SessionQueries {
         try await sql.raw("INSERT INTO refresh_tokens (hash, device_id) VALUES (\(bind: RefreshSecret.hash(secret)), \(bind: device))").run()
         return secret
     }
+
+    struct IDRow: Decodable { let id: Int }
+    struct TokenRow: Decodable { let deviceId: Int }
+    /// The device a rotated token belongs to.
+    struct Rotated: Decodable { let parentId: Int; let childId: Int? }
 
     enum Rotation { case rotated(parent: Int, device: Int, child: Int?, refresh: String), reused(device: Int), unknown }
 
@@ -31,20 +36,29 @@ enum SessionQueries {
     /// and never deadlock: the first rotates, each later one finds the token used (or gone).
     static func rotate(_ secret: String, on sql: any SQLDatabase) async throws -> Rotation {
         let hash = RefreshSecret.hash(secret)
-        guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)").first()?
-            .decode(column: "device_id", as: Int.self) else { return .unknown }
+        guard let device = try await sql.raw("SELECT device_id FROM refresh_tokens WHERE hash = \(bind: hash)")
+            .first(decoding: TokenRow.self, keyDecodingStrategy: .convertFromSnakeCase)?.deviceId else { return .unknown }
         try await sql.raw("SELECT id FROM parent_devices WHERE id = \(bind: device) FOR UPDATE").run()
         if let row = try await sql.raw("""
             WITH used AS (UPDATE refresh_tokens SET used_at = now() WHERE hash = \(bind: hash) AND used_at IS NULL RETURNING device_id)
             UPDATE parent_devices d SET last_used_at = now() FROM used WHERE d.id = used.device_id AND d.revoked_at IS NULL
                AND (NOT d.child_device OR d.child_id IS NOT NULL)
             RETURNING d.id, d.parent_id, d.child_id
-            """).first() {
-            return .rotated(parent: try row.decode(column: "parent_id", as: Int.self), device: device,
-                            child: try row.decode(column: "child_id", as: Int?.self), refresh: try await issueRefresh(device: device, on: sql))
+            """).first(decoding: Rotated.self, keyDecodingStrategy: .convertFromSnakeCase) {
+            return .rotated(parent: row.parentId, device: device, child: row.childId, refresh: try await issueRefresh(device: device, on: sql))
         }
         _ = try await revoke(devices: "d.id = \(bind: device)", on: sql)
         return .reused(device: device)
+    }
+
+    /// Signs out `parent`'s `device` (nothing when it is not theirs).
+    static func revoke(device: Int, parent: Int, on sql: any SQLDatabase) async throws -> [Int] {
+        try await revoke(devices: "d.id = \(bind: device) AND d.parent_id = \(bind: parent)", on: sql)
+    }
+
+    /// Signs out every device of `parent`.
+    static func revokeAll(parent: Int, on sql: any SQLDatabase) async throws -> [Int] {
+        try await revoke(devices: "d.parent_id = \(bind: parent)", on: sql)
     }
 
     /// Signs out the devices `condition` selects (on `parent_devices d`): marks them revoked and
@@ -52,7 +66,7 @@ enum SessionQueries {
     static func revoke(devices condition: SQLQueryString, on sql: any SQLDatabase) async throws -> [Int] {
         let ids = try await sql.raw("""
             UPDATE parent_devices d SET revoked_at = now() WHERE \(condition) AND d.revoked_at IS NULL RETURNING d.id
-            """).all().map { try $0.decode(column: "id", as: Int.self) }
+            """).all(decoding: IDRow.self).map(\.id)
         if !ids.isEmpty { try await sql.raw("DELETE FROM refresh_tokens WHERE device_id = ANY(\(bind: ids))").run() }
         return ids
     }

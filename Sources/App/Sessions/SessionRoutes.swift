@@ -4,12 +4,12 @@ import Vapor
 
 /// Signing in and out, by device: `POST /auth/token` (throttled, `LoginThrottle`), `/auth/refresh`,
 /// `/auth/logout`, and the parent's devices under `/me/devices`.
-struct SessionRoutes: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let auth = routes.grouped("auth")
+struct SessionRoutes: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let auth = api.anyone.grouped("auth")
         auth.on(.POST, "token", body: .collect(maxSize: "16kb"), use: token)
         auth.on(.POST, "refresh", body: .collect(maxSize: "16kb"), use: refresh)
-        let signedIn = routes.grouped(ParentAuthMiddleware())
+        let signedIn = api.parent
         signedIn.post("auth", "logout", use: logout)
         let devices = signedIn.grouped("me", "devices")
         devices.get(use: list)
@@ -49,7 +49,7 @@ struct SessionRoutes: RouteCollection {
     @Sendable
     func logout(req: Request) async throws -> HTTPStatus {
         if let device = req.deviceID {
-            try await Self.revoke("d.id = \(bind: device) AND d.parent_id = \(bind: try req.parentID)", req: req)
+            try await Self.revoke(device: device, parent: try req.parentID, req: req)
         }
         return .noContent
     }
@@ -65,7 +65,7 @@ struct SessionRoutes: RouteCollection {
     @Sendable
     func signOut(req: Request) async throws -> HTTPStatus {
         let device = try req.pathID("device_id", missing: "No such device.")
-        guard try await !Self.revoke("d.id = \(bind: device) AND d.parent_id = \(bind: try req.parentID)", req: req).isEmpty else {
+        guard try await !Self.revoke(device: device, parent: try req.parentID, req: req).isEmpty else {
             throw Problem.notFound("No such device.")
         }
         return .noContent
@@ -78,16 +78,16 @@ struct SessionRoutes: RouteCollection {
         let parent = try req.parentID
         let ids = try await req.transaction { sql in
             try await AccountQueries.endPendingChanges(parents: [parent], on: sql)
-            return try await SessionQueries.revoke(devices: "d.parent_id = \(bind: parent)", on: sql)
+            return try await SessionQueries.revokeAll(parent: parent, on: sql)
         }
         req.appServices.revokedSessions.note(ids)
         return .noContent
     }
 
-    /// Signs out the devices `condition` selects, known here at once and elsewhere within a second.
+    /// Signs out `parent`'s `device`, known here at once and elsewhere within a second.
     @discardableResult
-    static func revoke(_ condition: SQLQueryString, req: Request) async throws -> [Int] {
-        let ids = try await req.transaction { sql in try await SessionQueries.revoke(devices: condition, on: sql) }
+    static func revoke(device: Int, parent: Int, req: Request) async throws -> [Int] {
+        let ids = try await req.transaction { sql in try await SessionQueries.revoke(device: device, parent: parent, on: sql) }
         req.appServices.revokedSessions.note(ids)
         return ids
     }
@@ -110,7 +110,7 @@ struct SessionRoutes: RouteCollection {
 
     static func tokens(parent: Int, device: Int, child: Int?, refresh: String, req: Request) async throws -> TokenDTO {
         let lifetime = req.application.settings.tokenLifetime
-        let payload = ParentToken(parent: parent, device: device, child: child, lifetime: lifetime)
+        let payload = ParentToken(parent: parent, device: device, child: child, lifetime: lifetime, now: req.now)
         return TokenDTO(accessToken: try await req.jwt.sign(payload), refreshToken: refresh, tokenType: "Bearer",
                         expiresIn: Int(lifetime), deviceId: device, childId: child)
     }

@@ -34,7 +34,7 @@ struct VideoSimulateCommand: StorytimeCommand {
             data["captions"] = languages.map { ["language": $0] }
         }
         if kind == .failed { data["reason"] = try arguments.single("reason") ?? "simulated failure" }
-        let now = Date()
+        let now = app.now
         let body = try JSONSerialization.data(withJSONObject: [
             "type": kind.rawValue, "timestamp": ISO8601DateFormatter.fractional.string(from: now), "data": data,
         ], options: [.sortedKeys, .withoutEscapingSlashes])

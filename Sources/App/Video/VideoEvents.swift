@@ -32,11 +32,9 @@ enum VideoEvents {
             SELECT id, status, to_jsonb(v)::text AS snapshot,
                    last_event_at IS NULL OR last_event_at < \(bind: event.occurredAt) AS later, last_event_at = \(bind: event.occurredAt) AS same_instant
               FROM video_assets v WHERE book_id = \(bind: event.bookID) FOR UPDATE
-            """).first()!
-        let assetID = try current.decode(column: "id", as: Int.self)
-        let later = try current.decode(column: "later", as: Bool.self)
-        let sameInstant = try current.decode(column: "same_instant", as: Bool?.self) ?? false
-        if !replaying, !Self.wins(event, later: later, sameInstant: sameInstant, status: try current.decode(column: "status", as: String.self)) {
+            """).first(decoding: Current.self, keyDecodingStrategy: .convertFromSnakeCase)!
+        let assetID = current.id
+        if !replaying, !Self.wins(event, later: current.later, sameInstant: current.sameInstant ?? false, status: current.status) {
             try await sql.raw("UPDATE video_events SET outcome = 'superseded' WHERE webhook_id = \(bind: webhookID)").run()
             return .superseded
         }
@@ -50,14 +48,20 @@ enum VideoEvents {
                    pipeline_asset_id = COALESCE(\(bind: event.pipelineAssetID), v.pipeline_asset_id),
                    last_event_at = GREATEST(v.last_event_at, \(bind: event.occurredAt)), updated_at = now()
              WHERE v.id = \(bind: assetID) RETURNING to_jsonb(v)::text AS snapshot
-            """).first()!.decode(column: "snapshot", as: String.self)
+            """).first(decoding: Written.self)!.snapshot
         try await sql.raw("""
             INSERT INTO audit_log (staff_user_id, staff_email, action, table_name, record_id, before, after)
             VALUES (\(bind: staff?.id), \(bind: staff?.email ?? auditName), \(bind: (replaying ? "pipeline replay: " : "pipeline: ") + event.kind.rawValue), 'video_assets',
-                    \(bind: assetID), \(bind: try current.decode(column: "snapshot", as: String.self))::jsonb, \(bind: after)::jsonb)
+                    \(bind: assetID), \(bind: current.snapshot)::jsonb, \(bind: after)::jsonb)
             """).run()
         return .applied
     }
+
+    /// The asset's row, locked, as an event is judged against it: whether the event is later than
+    /// the last applied one or at the same instant (null: none applied yet), and its snapshot.
+    private struct Current: Decodable { let id: Int; let status: String; let snapshot: String; let later: Bool; let sameInstant: Bool? }
+    /// The asset's row after the event.
+    private struct Written: Decodable { let snapshot: String }
 
     /// Whether `event` comes after the last applied one (compared in SQL, where both instants are
     /// microseconds): later in time, or at the same instant a later stage (or the same) than `status`.

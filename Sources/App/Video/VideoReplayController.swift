@@ -19,18 +19,9 @@ struct VideoReplayController: RouteCollection {
     private func last(_ req: Request) async throws -> (Int, Last?) {
         try req.requireAdmin()
         guard let id = req.parameters.get("id", as: Int.self), id > 0 else { throw Abort(.notFound) }
-        guard let asset = try await req.sql.raw("SELECT v.book_id, b.title FROM video_assets v JOIN books b ON b.id = v.book_id WHERE v.id = \(bind: id)").first() else {
-            throw Abort(.notFound)
-        }
-        let row = try await req.sql.raw("""
-            SELECT webhook_id, type, occurred_at, payload::text AS payload FROM video_events
-             WHERE book_id = \(bind: try asset.decode(column: "book_id", as: Int.self)) ORDER BY occurred_at DESC, id DESC LIMIT 1
-            """).first()
-        let title = try asset.decode(column: "title", as: String.self)
-        return (id, try row.map {
-            Last(webhookID: try $0.decode(column: "webhook_id", as: String.self), type: try $0.decode(column: "type", as: String.self),
-                 occurredAt: try $0.decode(column: "occurred_at", as: Date.self), payload: try $0.decode(column: "payload", as: String.self), book: title)
-        })
+        guard let asset = try await VideoReplayQueries.asset(id: id, on: req.sql) else { throw Abort(.notFound) }
+        let event = try await VideoReplayQueries.lastEvent(book: asset.bookId, on: req.sql)
+        return (id, event.map { Last(webhookID: $0.webhookId, type: $0.type, occurredAt: $0.occurredAt, payload: $0.payload, book: asset.title) })
     }
 
     @Sendable
@@ -56,7 +47,7 @@ struct VideoReplayController: RouteCollection {
         let staff = try req.staff
         let event = try VideoEvent(json: Data(last.payload.utf8))
         _ = try await req.transaction { sql in
-            try await sql.raw("UPDATE video_events SET replayed_at = now() WHERE webhook_id = \(bind: last.webhookID)").run()
+            try await VideoReplayQueries.markReplayed(webhookID: last.webhookID, on: sql)
             return try await VideoEvents.apply(event, webhookID: last.webhookID, payload: Data(), replaying: true, replayedBy: staff, on: sql)
         }
         req.adminSession.flash("Replayed \(last.type) (\(last.webhookID)).")

@@ -20,7 +20,7 @@ struct VideoWebhookController: RouteCollection {
         let id = req.headers.first(name: "webhook-id")
         do {
             try WebhookSignature.verify(id: id, timestamp: req.headers.first(name: "webhook-timestamp"),
-                                        signatures: req.headers.first(name: "webhook-signature"), body: body, key: key)
+                                        signatures: req.headers.first(name: "webhook-signature"), body: body, key: key, now: req.now)
         } catch {
             throw Self.problem(error)
         }

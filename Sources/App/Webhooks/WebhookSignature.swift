@@ -36,9 +36,9 @@ enum WebhookSignature {
     }
 
     /// Checks the three headers against `body`; a signature list may hold several (key rotation):
-    /// one `v1` that matches is enough. Compared in constant time.
+    /// one `v1` that matches is enough. Compared in constant time; the timestamp against `now`.
     static func verify(id: String?, timestamp: String?, signatures: String?, body: some DataProtocol,
-                       key: SymmetricKey, now: Date = Date()) throws(Failure) {
+                       key: SymmetricKey, now: Date) throws(Failure) {
         guard let id, !id.isEmpty, id.utf8.count <= 200, let timestamp, let signatures else { throw .missingHeaders }
         guard let seconds = Int(timestamp) else { throw .badTimestamp }
         guard abs(now.timeIntervalSince1970 - TimeInterval(seconds)) <= tolerance else { throw .stale }

@@ -59,12 +59,19 @@ struct WebhookTargets: Sendable {
     }
 }
 
-/// `getaddrinfo` off the event loops, every IPv4 and IPv6 answer.
+/// `getaddrinfo` off the event loops, every IPv4 and IPv6 answer — on threads of its own: a slow
+/// name server must not hold NIO's shared pool, where Vapor reads the console's templates.
 enum SystemResolver {
     struct Failed: Error {}
 
+    private static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 4)
+        pool.start()
+        return pool
+    }()
+
     @Sendable static func addresses(_ host: String) async throws -> [IPAddress] {
-        try await NIOThreadPool.singleton.runIfActive { try lookUp(host) }
+        try await threads.runIfActive { try lookUp(host) }
     }
 
     private static func lookUp(_ host: String) throws -> [IPAddress] {

@@ -103,8 +103,8 @@ public enum CivilDays {
         Int(((instant.timeIntervalSince1970 + Double(offset)) / 86_400).rounded(.down))
     }
 
-    /// Today's day number in `zone`.
-    public static func today(in zone: TimeZone, now: Date = Date()) -> Int {
+    /// Today's day number in `zone`, `now` being the caller's clock's time.
+    public static func today(in zone: TimeZone, now: Date) -> Int {
         day(of: now, offset: zone.secondsFromGMT(for: now))
     }
 

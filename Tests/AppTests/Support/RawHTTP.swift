@@ -27,13 +27,21 @@ struct RawHTTP {
 
     struct Answer { let status: Int; let text: String }
 
+    /// Threads for the blocking client side alone (tests run in parallel, each may wait here).
+    private static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 16)
+        pool.start()
+        return pool
+    }()
+
     /// Sends `head` (CRLF line ends added, then the blank line) and `body`, and reads the answer's
     /// head within `timeout` seconds (a server still waiting for a body times out: status 0).
     func send(_ head: [String], body: String = "", timeout: Int = 30) async throws -> Answer {
         let port = self.port
-        // Blocking socket calls run on NIO's thread pool, never on the cooperative pool the app's
-        // handlers need (two cores: two blocked tasks would starve the server they wait for).
-        return try await NIOThreadPool.singleton.runIfActive {
+        // Blocking socket calls run on threads of their own: never on the cooperative pool the
+        // app's handlers need, nor on NIO's shared pool, where Vapor reads Leaf templates (two
+        // tests waiting there for a 403 page took both threads the page needed to render).
+        return try await Self.threads.runIfActive {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { throw TestFailure("socket") }
             defer { close(fd) }

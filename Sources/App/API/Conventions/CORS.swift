@@ -41,7 +41,7 @@ struct CORSMiddleware: Middleware {
     static let exposedHeaders = "ETag, Link, Location, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed"
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard origins != .none, request.encodedPath.hasPrefix("/api/") else { return next.respond(to: request) }
+        guard origins != .none, request.isParentAPI else { return next.respond(to: request) }
         let origin = request.headers.first(name: .origin).flatMap { origins.allows($0) ? $0 : nil }
         let preflight = request.method == .OPTIONS && request.headers.first(name: .accessControlRequestMethod) != nil
         return next.respond(to: request).map { response in

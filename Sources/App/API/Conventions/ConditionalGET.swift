@@ -8,7 +8,7 @@ import Vapor
 /// as they are.
 struct ConditionalGETMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard request.method == .GET || request.method == .HEAD, request.encodedPath.hasPrefix("/api/") else {
+        guard request.method == .GET || request.method == .HEAD, request.isParentAPI else {
             return next.respond(to: request)
         }
         return next.respond(to: request).map { response in
@@ -23,9 +23,8 @@ struct ConditionalGETMiddleware: Middleware {
                 response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
                 response.headers.add(name: .vary, value: "Authorization")
             }
-            guard let ifNoneMatch = request.headers.first(name: .ifNoneMatch), EntityTag.matches(ifNoneMatch, etag) else { return response }
             // The 304 names the representation the client holds (its tag, coding suffix and all).
-            let held = ifNoneMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0 != "*" && EntityTag.matches($0, etag) } ?? etag
+            guard let held = EntityTag.held(request.headers.first(name: .ifNoneMatch), etag) else { return response }
             var headers = response.headers
             headers.remove(name: .contentType)
             headers.remove(name: .contentLength)

@@ -23,13 +23,20 @@ enum EntityTag {
     /// Whether an `If-None-Match` value names `etag` (weak comparison, as RFC 9110 asks for this
     /// header; any content-coding suffix ignored; `*` matches anything).
     static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
-        guard let ifNoneMatch else { return false }
+        held(ifNoneMatch, etag) != nil
+    }
+
+    /// The tag of `ifNoneMatch` that matches `etag` (the representation the client holds, its
+    /// coding suffix and all); nil when none does, `etag` itself for `*`.
+    static func held(_ ifNoneMatch: String?, _ etag: String) -> String? {
+        guard let ifNoneMatch else { return nil }
         let wanted = opaque(etag)
+        var star = false
         for item in ifNoneMatch.split(separator: ",") {
             let tag = item.trimmingCharacters(in: .whitespaces)
-            if tag == "*" || opaque(tag) == wanted { return true }
+            if tag == "*" { star = true } else if opaque(tag) == wanted { return tag }
         }
-        return false
+        return star ? etag : nil
     }
 
     private static func opaque(_ tag: String) -> Substring {

@@ -27,7 +27,7 @@ struct IdempotencyMiddleware: Middleware {
 
     /// Future-based: a request without the header (every read) passes with no hop to the task pool.
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard request.method == .POST || request.method == .DELETE, request.encodedPath.hasPrefix("/api/"),
+        guard request.method == .POST || request.method == .DELETE, request.isParentAPI,
               let key = request.headers.first(name: Self.header) else { return next.respond(to: request) }
         return request.eventLoop.makeFutureWithTask { try await respond(to: request, key: key, next: next) }
     }

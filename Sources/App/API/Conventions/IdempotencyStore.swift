@@ -11,6 +11,9 @@ struct IdempotencyStore {
         case done(Response)
     }
 
+    /// A kept key's row: its request's fingerprint and, once answered, the answer.
+    struct Kept: Decodable { let fingerprint: Data; let status: Int?; let headers: String?; let body: Data? }
+
     /// Claims the key for this request (a new key, one older than 24 hours, or an in-flight claim
     /// that lapsed), or says what holds it — in one statement, so concurrent retries on any
     /// instance see exactly one claim.
@@ -30,14 +33,14 @@ struct IdempotencyStore {
         guard let row = try await sql.raw("""
             SELECT fingerprint, status, headers::text AS headers, body FROM idempotency_keys
             WHERE parent_id = \(bind: owner.parent) AND subject = \(bind: owner.subject) AND key = \(bind: key)
-            """).first() else { return .inFlight }
-        guard try row.decode(column: "fingerprint", as: Data.self) == fingerprint else { return .reused }
-        guard let status = try row.decode(column: "status", as: Int?.self) else { return .inFlight }
+            """).first(decoding: Kept.self) else { return .inFlight }
+        guard row.fingerprint == fingerprint else { return .reused }
+        guard let status = row.status else { return .inFlight }
         var headers = HTTPHeaders()
-        let pairs = try JSONDecoder().decode([[String]].self, from: Data((try row.decode(column: "headers", as: String?.self) ?? "[]").utf8))
+        let pairs = try JSONDecoder().decode([[String]].self, from: Data((row.headers ?? "[]").utf8))
         for pair in pairs where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
         headers.replaceOrAdd(name: "Idempotent-Replayed", value: "true")
-        let body = try row.decode(column: "body", as: Data?.self) ?? Data()
+        let body = row.body ?? Data()
         return .done(Response(status: HTTPStatus(statusCode: status), headers: headers, body: body.isEmpty ? .empty : .init(data: body)))
     }
 

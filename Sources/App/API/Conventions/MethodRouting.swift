@@ -65,7 +65,7 @@ struct MethodRoutingMiddleware: Middleware {
 
     /// A 415 for an `/api` request whose body is not JSON (a missing Content-Type included).
     static func unsupportedBody(_ request: Request) -> Problem? {
-        guard [.POST, .PUT, .PATCH].contains(request.method), request.encodedPath.hasPrefix("/api/") else { return nil }
+        guard [.POST, .PUT, .PATCH].contains(request.method), request.isParentAPI else { return nil }
         let length = request.headers.first(name: .contentLength).flatMap(Int.init) ?? (request.headers.contains(name: .transferEncoding) ? 1 : 0)
         guard length > 0 else { return nil }
         if let type = request.headers.contentType, type.type == "application", type.subType == "json" || type.subType.hasSuffix("+json") {

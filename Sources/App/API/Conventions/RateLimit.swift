@@ -31,11 +31,12 @@ struct RateLimitMiddleware: Middleware {
     }
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
-        guard limit > 0, request.encodedPath.hasPrefix("/api/") else { return next.respond(to: request) }
-        let now = Int(Date().timeIntervalSince1970)
+        guard limit > 0, request.isParentAPI else { return next.respond(to: request) }
+        let date = request.now
+        let now = Int(date.timeIntervalSince1970)
         let start = now - now % window
         let reset = start + window - now
-        let used = counters.count(Self.key(request), windowStart: start)
+        let used = counters.count(Self.key(request, at: date), windowStart: start)
         let policy = "\"account\";q=\(limit);w=\(window)"
         guard used <= limit else {
             var problem = Problem(status: .tooManyRequests, code: "rate_limited",
@@ -50,10 +51,10 @@ struct RateLimitMiddleware: Middleware {
         }
     }
 
-    /// The account of a token this instance verified, else the client's address.
-    static func key(_ request: Request) -> String {
+    /// The account of a token this instance verified (valid at `now`), else the client's address.
+    static func key(_ request: Request, at now: Date) -> String {
         if let bearer = request.headers.bearerToken,
-           let parent = request.application.appServices.verifiedTokens.token(bearer, at: Date())?.parentID {
+           let parent = request.application.appServices.verifiedTokens.token(bearer, at: now)?.parentID {
             return "p\(parent)"
         }
         return "a" + request.clientAddress

@@ -28,8 +28,7 @@ struct StaffAccountController: RouteCollection {
     }
 
     private func render(_ req: Request, zone: String, theme: String, error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
-        let names = try await req.sql.raw("SELECT name FROM pg_timezone_names WHERE name !~ '^(posix|Etc/|SystemV)' ORDER BY name").all()
-            .map { try $0.decode(column: "name", as: String.self) }
+        let names = try await StaffAccountQueries.timeZoneNames(on: req.sql)
         let page = Page(layout: LayoutView(req, title: "Your account", section: "account"),
                         zones: names.map { OptionView(value: $0, label: $0, selected: $0 == zone) },
                         themes: Self.themes.map { OptionView(value: $0.0, label: $0.1, selected: $0.0 == theme) }, error: error)
@@ -53,7 +52,7 @@ struct StaffAccountController: RouteCollection {
         guard Self.themes.contains(where: { $0.0 == theme }) else {
             return try await render(req, zone: zone, theme: "auto", error: "Choose a theme.", status: .badRequest)
         }
-        try await req.sql.raw("UPDATE staff_users SET time_zone = \(bind: zone), theme = \(bind: theme) WHERE id = \(bind: user.id)").run()
+        try await StaffAccountQueries.saveSettings(user: user.id, timeZone: zone, theme: theme, on: req.sql)
         req.adminSession.flash("Saved: times show in \(zone).")
         return req.redirect(to: AdminPath.account)
     }
@@ -65,7 +64,7 @@ struct StaffAccountController: RouteCollection {
         let form = try FormBody(req)
         let theme = form.value("theme") ?? ""
         guard Self.themes.contains(where: { $0.0 == theme }) else { throw Abort(.badRequest, reason: "Unknown theme.") }
-        try await req.sql.raw("UPDATE staff_users SET theme = \(bind: theme) WHERE id = \(bind: user.id)").run()
+        try await StaffAccountQueries.saveTheme(user: user.id, theme: theme, on: req.sql)
         return req.redirect(to: form.value("back").flatMap { ConsolePath.validated($0, under: AdminPath.dashboard) } ?? AdminPath.dashboard)
     }
 
@@ -90,18 +89,9 @@ struct StaffAccountController: RouteCollection {
         let isAdmin: Bool
     }
 
-    private struct TokenRow: Decodable {
-        let id: Int; let name: String; let email: String; let scopes: [String]; let createdAt: Date; let lastUsedAt: Date?; let revokedAt: Date?
-    }
-
     private func renderTokens(_ req: Request, newToken: String? = nil, error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         let user = try req.staff
-        let rows = try await req.sql.raw("""
-            SELECT k.id, k.name, u.email, k.scopes, k.created_at, k.last_used_at, k.revoked_at
-              FROM staff_api_tokens k JOIN staff_users u ON u.id = k.staff_user_id
-             WHERE \(bind: user.isAdmin) OR k.staff_user_id = \(bind: user.id)
-             ORDER BY k.revoked_at IS NOT NULL, k.id DESC LIMIT 500
-            """).all(decoding: TokenRow.self, keyDecodingStrategy: .convertFromSnakeCase)
+        let rows = try await StaffAccountQueries.tokens(of: user, on: req.sql)
         let time = StaffTime(user)
         let page = TokensPage(layout: LayoutView(req, title: "API tokens", section: "account"), tokens: rows.map {
             TokenView(id: $0.id, name: $0.name, owner: user.isAdmin ? $0.email : nil, scopes: $0.scopes.joined(separator: ", "),
@@ -124,11 +114,7 @@ struct StaffAccountController: RouteCollection {
         guard !scopes.isEmpty else { return try await renderTokens(req, error: "Choose at least one scope.", status: .badRequest) }
         let token = StaffTokens.newToken()
         try await req.transaction { sql in
-            let id = try await sql.raw("""
-                INSERT INTO staff_api_tokens (staff_user_id, name, scopes, token_hash, role)
-                VALUES (\(bind: user.id), \(bind: name), \(bind: Array(Set(scopes)).sorted())::text[], \(bind: StaffTokens.hash(token)), \(bind: user.role.rawValue))
-                RETURNING id
-                """).first()!.decode(column: "id", as: Int.self)
+            let id = try await StaffAccountQueries.createToken(user: user, name: name, scopes: Array(Set(scopes)).sorted(), hash: StaffTokens.hash(token), on: sql)
             try await AuditWriter(staff: user).record("api token: created", table: "staff_api_tokens", ids: [id], before: [:],
                                                       after: [id: String(decoding: try JSONEncoder().encode(["name": name, "scopes": scopes.joined(separator: ",")]), as: UTF8.self)], on: sql)
         }
@@ -140,10 +126,7 @@ struct StaffAccountController: RouteCollection {
         let user = try req.staff
         guard let id = req.parameters.get("id", as: Int.self) else { throw Abort(.notFound) }
         let revoked = try await req.transaction { sql -> Bool in
-            guard try await sql.raw("""
-                UPDATE staff_api_tokens SET revoked_at = now()
-                 WHERE id = \(bind: id) AND revoked_at IS NULL AND (\(bind: user.isAdmin) OR staff_user_id = \(bind: user.id)) RETURNING id
-                """).first() != nil else { return false }
+            guard try await StaffAccountQueries.revokeToken(id, by: user, on: sql) else { return false }
             try await AuditWriter(staff: user).record("api token: revoked", table: "staff_api_tokens", ids: [id], before: [:], after: [:], on: sql)
             return true
         }

@@ -44,42 +44,25 @@ struct AuditController: RouteCollection {
         let table = (try? query.value("table")).flatMap { $0.flatMap { Self.tables.contains($0) ? $0 : nil } }
         let record = (try? query.integer("record", in: 1...Int(Int64.max), what: "")) ?? nil
         let page = ((try? query.integer("page", in: 1...100_000, what: "")) ?? nil) ?? 1
-        var conditions: [SQLQueryString] = []
         let visibleTables = try req.staff.isAdmin ? Self.tables : Self.tables.filter { !Self.adminOnlyTables.contains($0) }
-        if visibleTables.count < Self.tables.count { conditions.append("a.table_name = ANY(\(bind: visibleTables))") }
-        if let staffID { conditions.append("a.staff_user_id = \(bind: staffID)") }
-        if let table { conditions.append("a.table_name = \(bind: table)") }
-        if let record { conditions.append("a.record_id = \(bind: record)") }
-        let select = req.sql.select()
-            .column(SQLColumn("id", table: "a"))
-            .column(SQLAlias(SQLQueryString("to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"), as: SQLIdentifier("at")))
-            .columns(["staff_user_id", "staff_email", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
-            .column(SQLAlias(SQLQueryString("a.before::text"), as: SQLIdentifier("before")))
-            .column(SQLAlias(SQLQueryString("a.after::text"), as: SQLIdentifier("after")))
-            .from(SQLAlias(SQLIdentifier("audit_log"), as: SQLIdentifier("a")))
-        for condition in conditions { select.where(condition) }
-        let rows = try await select.orderBy(SQLColumn("created_at", table: "a"), SQLDirection.descending).orderBy(SQLColumn("id", table: "a"), SQLDirection.descending)
-            .limit(Self.perPage + 1).offset((page - 1) * Self.perPage).all()
+        let filter = AuditQueries.Filter(visibleTables: visibleTables.count < Self.tables.count ? visibleTables : nil,
+                                         staffID: staffID, table: table, record: record)
+        let rows = try await AuditQueries.entries(filter, limit: Self.perPage + 1, offset: (page - 1) * Self.perPage, on: req.sql)
         let staffUser = try req.staff
-        let entries = try rows.prefix(Self.perPage).map { row -> Entry in
-            let table = try row.decode(column: "table_name", as: String.self)
-            let id = try row.decode(column: "record_id", as: Int?.self)
-            let action = try row.decode(column: "action", as: String.self)
+        let entries = rows.prefix(Self.perPage).map { row -> Entry in
+            let table = row.tableName, id = row.recordId, action = row.action
             let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit
                 && (["update", "create", "delete"].contains(action) || action.hasPrefix("batch: ") || action.hasPrefix("revert #"))
-            return Entry(when: try row.decode(column: "at", as: String.self), who: staffUser.name(ofStaff: try row.decode(column: "staff_user_id", as: Int?.self), email: try row.decode(column: "staff_email", as: String.self)),
+            return Entry(when: row.at, who: staffUser.name(ofStaff: row.staffUserId, email: row.staffEmail),
                          action: action,
                          record: "\(table) #\(id.map(String.init) ?? "?")",
                          recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },
-                         changes: Self.diff(before: try row.decode(column: "before", as: String?.self),
-                                            after: try row.decode(column: "after", as: String?.self)),
-                         revertURL: revertible ? Self.revertPath(try row.decode(column: "id", as: Int.self)) : nil)
+                         changes: Self.diff(before: row.before, after: row.after),
+                         revertURL: revertible ? Self.revertPath(row.id) : nil)
         }
-        let staffRows = try await req.sql.raw("SELECT id, email FROM staff_users ORDER BY lower(email)").all()
-        let staff = [OptionView(value: "", label: "Anyone", selected: staffID == nil)] + (try staffRows.map {
-            let id = try $0.decode(column: "id", as: Int.self)
-            return OptionView(value: String(id), label: staffUser.name(ofStaff: id, email: try $0.decode(column: "email", as: String.self)), selected: id == staffID)
-        })
+        let staff = [OptionView(value: "", label: "Anyone", selected: staffID == nil)] + (try await AuditQueries.staff(on: req.sql)).map {
+            OptionView(value: String($0.id), label: staffUser.name(ofStaff: $0.id, email: $0.email), selected: $0.id == staffID)
+        }
         let tables = [OptionView(value: "", label: "Any", selected: table == nil)] + visibleTables.map { OptionView(value: $0, label: $0, selected: $0 == table) }
         func url(_ page: Int) -> String { AdminPath.audit + "?" + query.setting("page", to: String(page)).encoded }
         return try await req.view.render("audit", Page(

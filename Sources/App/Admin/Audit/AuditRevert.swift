@@ -31,17 +31,18 @@ struct AuditRevert: Sendable {
     var before: [String: Any] { Self.object(beforeJSON) }
     var after: [String: Any] { Self.object(afterJSON) }
 
+    private struct Logged: Decodable { let action: String; let tableName: String; let recordId: Int?; let before: String?; let after: String? }
+
     /// The entry when it is one a revert can undo; nil otherwise (another table or action).
     static func load(_ auditID: Int, on sql: any SQLDatabase) async throws -> AuditRevert? {
         guard let row = try await sql.raw("""
             SELECT action, table_name, record_id, before::text AS before, after::text AS after FROM audit_log WHERE id = \(bind: auditID)
-            """).first(),
-              let table = Optional(try row.decode(column: "table_name", as: String.self)), tables.contains(table),
-              let resource = ResourceRegistry.resource(table: table),
-              let recordID = try row.decode(column: "record_id", as: Int?.self)
+            """).first(decoding: Logged.self, keyDecodingStrategy: .convertFromSnakeCase),
+              tables.contains(row.tableName), let resource = ResourceRegistry.resource(table: row.tableName),
+              let recordID = row.recordId
         else { return nil }
-        let action = try row.decode(column: "action", as: String.self)
-        let beforeJSON = try row.decode(column: "before", as: String?.self), afterJSON = try row.decode(column: "after", as: String?.self)
+        let action = row.action
+        let beforeJSON = row.before, afterJSON = row.after
         let before = object(beforeJSON), after = object(afterJSON)
         let kind: Kind
         switch (before.isEmpty, after.isEmpty) {
@@ -137,13 +138,15 @@ struct AuditRevert: Sendable {
             """).run()
     }
 
+    private struct Column: Decodable { let name: String }
+
     /// The table's columns a revert may write: stored (not generated) and not kept by the database.
     private static func writableColumns(_ table: String, on sql: any SQLDatabase) async throws -> [String] {
         try await sql.raw("""
             SELECT attname::text AS name FROM pg_attribute
              WHERE attrelid = \(bind: table)::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''
              ORDER BY attnum
-            """).all().map { try $0.decode(column: "name", as: String.self) }.filter { $0 == "id" || !ignored.contains($0) }
+            """).all(decoding: Column.self).map(\.name).filter { $0 == "id" || !ignored.contains($0) }
     }
 
     static func object(_ text: String?) -> [String: Any] {

@@ -8,6 +8,8 @@ import Vapor
 enum ScheduleAudit {
     static let interval: Duration = .seconds(30)
 
+    private struct Count: Decodable { let n: Int }
+
     /// Records the transitions of the last 30 days not yet recorded; returns how many.
     @discardableResult
     static func record(on sql: any SQLDatabase) async throws -> Int {
@@ -25,22 +27,6 @@ enum ScheduleAudit {
                 ON CONFLICT DO NOTHING RETURNING 1
             )
             SELECT count(*) AS n FROM written
-            """).first()!.decode(column: "n", as: Int.self)
-    }
-}
-
-/// Runs `ScheduleAudit` on every instance (not in tests, which call it themselves).
-struct ScheduleAuditStarter: LifecycleHandler {
-    func didBootAsync(_ app: Application) async throws {
-        guard app.environment != .testing else { return }
-        let sql = app.db.sql(counting: app.appServices.queryCounter), logger = app.logger
-        Task.detached {
-            while true {
-                do { try await ScheduleAudit.record(on: sql) } catch {
-                    logger.warning("recording scheduled transitions failed", metadata: ["error": .string(String(describing: error))])
-                }
-                try? await Task.sleep(for: ScheduleAudit.interval)
-            }
-        }
+            """).first(decoding: Count.self)!.n
     }
 }

@@ -38,6 +38,8 @@ enum StaffTokens {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    private struct Holder: Decodable { let id: Int; let email: String; let role: String; let timeZone: String; let scopes: [String] }
+
     /// The staff member (at the token's role) and scopes of a live token of an unlocked account,
     /// its use recorded (at most once a minute).
     static func authenticate(_ token: String, on sql: any SQLDatabase) async throws -> (StaffUser, Set<Scope>)? {
@@ -48,9 +50,8 @@ enum StaffTokens {
              WHERE u.id = k.staff_user_id AND k.token_hash = \(bind: hash(token)) AND k.revoked_at IS NULL AND u.locked_at IS NULL
             RETURNING u.id, u.email, CASE WHEN storytime_staff_rank(k.role) < storytime_staff_rank(u.role) THEN k.role ELSE u.role END AS role,
                       u.time_zone, k.scopes
-            """).first(), let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) else { return nil }
-        let user = StaffUser(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self), role: role,
-                             hasSecondFactor: true, timeZone: try row.decode(column: "time_zone", as: String.self))
-        return (user, Set(try row.decode(column: "scopes", as: [String].self).compactMap(Scope.init(rawValue:))))
+            """).first(decoding: Holder.self, keyDecodingStrategy: .convertFromSnakeCase), let role = StaffRole(rawValue: row.role) else { return nil }
+        let user = StaffUser(id: row.id, email: row.email, role: role, hasSecondFactor: true, timeZone: row.timeZone)
+        return (user, Set(row.scopes.compactMap(Scope.init(rawValue:))))
     }
 }

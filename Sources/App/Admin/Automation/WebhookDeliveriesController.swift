@@ -12,22 +12,6 @@ struct WebhookDeliveriesController: RouteCollection {
         routes.post(AdminPath.segments(AdminPath.webhookDeliveries) + [.parameter("delivery"), .constant("redeliver")], use: redeliver)
     }
 
-    struct Row: Decodable {
-        let id: Int
-        let endpointId: Int
-        let url: String
-        let eventType: String
-        let messageId: String
-        let createdAt: Date
-        let attempts: Int
-        let nextAttemptAt: Date
-        let deliveredAt: Date?
-        let failedAt: Date?
-        let lastStatus: Int?
-        let lastError: String?
-        let payload: String
-    }
-
     struct RowView: Encodable {
         let id: Int
         let url: String
@@ -54,13 +38,7 @@ struct WebhookDeliveriesController: RouteCollection {
     func log(req: Request) async throws -> View {
         try req.requireAdmin()
         let endpoint = req.parameters.get("id", as: Int.self)
-        let rows = try await req.sql.raw("""
-            SELECT d.id, d.endpoint_id, e.url, d.event_type, d.message_id, d.created_at, d.attempts, d.next_attempt_at,
-                   d.delivered_at, d.failed_at, d.last_status, d.last_error, d.payload::text AS payload
-              FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-             WHERE \(bind: endpoint)::bigint IS NULL OR d.endpoint_id = \(bind: endpoint)
-             ORDER BY d.id DESC LIMIT 200
-            """).all(decoding: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+        let rows = try await WebhookDeliveriesQueries.log(endpoint: endpoint, on: req.sql)
         let time = StaffTime(try req.staff)
         let views = rows.map { row in
             let state: (String, String) = row.deliveredAt != nil ? ("delivered", "ready") : row.failedAt != nil ? ("failed", "failed")
@@ -81,15 +59,12 @@ struct WebhookDeliveriesController: RouteCollection {
         guard let id = req.parameters.get("delivery", as: Int.self) else { throw Abort(.notFound) }
         let staff = try req.staff
         let found = try await req.transaction { sql -> Bool in
-            guard try await sql.raw("""
-                UPDATE webhook_deliveries SET delivered_at = NULL, failed_at = NULL, next_attempt_at = now(), locked_until = NULL
-                 WHERE id = \(bind: id) RETURNING id
-                """).first() != nil else { return false }
+            guard try await WebhookDeliveriesQueries.redeliver(id, on: sql) else { return false }
             try await AuditWriter(staff: staff).record("webhook: redeliver", table: "webhook_deliveries", ids: [id], before: [:], after: [:], on: sql)
             return true
         }
         guard found else { throw Abort(.notFound) }
-        req.appServices.webhookDelivery.wake()
+        req.appServices.jobs.wake(WebhookDelivery.job)
         req.adminSession.flash("Delivery #\(id) will be sent again in a moment.")
         return req.redirect(to: req.headers.first(name: .referer).flatMap { ConsolePath.validated(URL(string: $0)?.path ?? "", under: AdminPath.dashboard) } ?? AdminPath.webhookDeliveries)
     }

@@ -7,49 +7,38 @@ import SQLKit
 import Vapor
 
 /// Delivers the webhook outbox (`webhook_deliveries`, written by triggers in the transaction of
-/// each change). Any instance may deliver: a pass claims due rows with a 60-second lease
-/// (`FOR UPDATE SKIP LOCKED`, so two instances never take the same row), POSTs each signed the
+/// each change): the job `webhook delivery` (`Jobs.swift`), one instance at a time by the job
+/// runner's lock; a pass also claims due rows with a 60-second lease (`FOR UPDATE SKIP LOCKED`:
+/// a pass run by hand, as tests do, never takes a row a running one holds), POSTs each signed the
 /// Standard Webhooks way, and records the answer. A 2xx is delivered; anything else is retried
 /// after `WEBHOOK_RETRY_SECONDS` × 5ⁿ (at most 6 hours) until 8 attempts, then failed — the
 /// console's delivery log can send it again. Each attempt checks the endpoint's address first
 /// (`WebhookTargets`: public internet only, unless `WEBHOOK_ALLOW_PRIVATE`), connects to the
 /// address checked, and follows no redirect; what went wrong short of an HTTP answer is logged
 /// as one generic text (the reason goes to the server log only), so the log maps no ports.
-final class WebhookDelivery: Sendable {
+enum WebhookDelivery {
     static let maxAttempts = 8
     static let lease = 60
     static let batch = 20
     static let timeout: TimeAmount = .seconds(10)
 
-    private let ticker = Ticker()
-
-    func wake() { ticker.wake() }
+    /// Its job's name (`Jobs.swift`): a request that wrote deliveries wakes it.
+    static let job = "webhook delivery"
 
     /// Delivered and failed deliveries are kept this long in the log.
     static let keep = "30 days"
 
-    func start(sql: any SQLDatabase, client: HTTPClient, retry: Double, targets: WebhookTargets, logger: Logger) {
-        let lastPurge = NIOLockedValueBox(ContinuousClock.now - .seconds(3600))
-        ticker.start(every: .seconds(2)) {
-            do {
-                try await Self.pass(sql: sql, client: client, retry: retry, targets: targets, logger: logger)
-                if lastPurge.withLockedValue({ ContinuousClock.now - $0 > .seconds(600) }) {
-                    lastPurge.withLockedValue { $0 = .now }
-                    try await sql.raw("DELETE FROM webhook_deliveries WHERE COALESCE(delivered_at, failed_at) < now() - \(unsafeRaw: "interval '\(Self.keep)'")").run()
-                }
-            } catch {
-                logger.warning("webhook delivery pass failed", metadata: ["error": .string(String(describing: error))])
-            }
-        }
+    /// Drops deliveries older than `keep` from the log.
+    static func purge(on sql: any SQLDatabase) async throws {
+        try await sql.raw("DELETE FROM webhook_deliveries WHERE COALESCE(delivered_at, failed_at) < now() - \(unsafeRaw: "interval '\(Self.keep)'")").run()
     }
 
-    func shutdown() async { await ticker.shutdown() }
 
     private struct Due: Decodable { let id: Int; let messageId: String; let payload: String; let url: String; let secret: String; let attempts: Int }
 
-    /// One pass: claims what is due and sends it. Returns how many were delivered.
+    /// One pass: claims what is due and sends it (each signed with `clock`'s time). Returns how many were delivered.
     @discardableResult
-    static func pass(sql: any SQLDatabase, client: HTTPClient, retry: Double, targets: WebhookTargets, logger: Logger) async throws -> Int {
+    static func pass(sql: any SQLDatabase, client: HTTPClient, retry: Double, targets: WebhookTargets, clock: AppClock, logger: Logger) async throws -> Int {
         let due = try await sql.raw("""
             UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => \(bind: lease))
               FROM webhook_endpoints e
@@ -61,7 +50,7 @@ final class WebhookDelivery: Sendable {
             """).all(decoding: Due.self, keyDecodingStrategy: .convertFromSnakeCase)
         var delivered = 0
         for item in due.sorted(by: { $0.id < $1.id }) {
-            let outcome = await send(item, group: client.eventLoopGroup, targets: targets, logger: logger)
+            let outcome = await send(item, group: client.eventLoopGroup, targets: targets, clock: clock, logger: logger)
             if outcome.ok { delivered += 1 }
             let attempts = item.attempts + 1
             let wait = min(retry * pow(5, Double(attempts - 1)), 6 * 3600)
@@ -85,7 +74,8 @@ final class WebhookDelivery: Sendable {
     /// connection, a timeout, a TLS failure alike).
     static let notDelivered = "not delivered: no answer from an allowed address"
 
-    private static func send(_ item: Due, group: any EventLoopGroup, targets: WebhookTargets, logger: Logger) async -> (ok: Bool, status: Int?, error: String?) {
+    private static func send(_ item: Due, group: any EventLoopGroup, targets: WebhookTargets, clock: AppClock,
+                             logger: Logger) async -> (ok: Bool, status: Int?, error: String?) {
         guard let key = WebhookSignature.key(secret: item.secret) else { return (false, nil, "the endpoint's secret is not a usable key") }
         let target: WebhookTargets.Checked
         switch await targets.check(item.url) {
@@ -94,7 +84,7 @@ final class WebhookDelivery: Sendable {
             logger.notice("webhook target refused", metadata: ["delivery": .stringConvertible(item.id), "reason": .string("\(refusal)")])
             return (false, nil, notDelivered)
         }
-        let timestamp = Int(Date().timeIntervalSince1970)
+        let timestamp = Int(clock.now().timeIntervalSince1970)
         let body = Data(item.payload.utf8)
         var request = HTTPClientRequest(url: item.url)
         request.method = .POST
@@ -123,20 +113,5 @@ final class WebhookDelivery: Sendable {
         }
         try? await client.shutdown()
         return outcome
-    }
-}
-
-/// Starts webhook delivery with the server (not in tests, which run passes themselves), and stops
-/// it before the pool closes.
-struct WebhookDeliveryStarter: LifecycleHandler {
-    func didBootAsync(_ app: Application) async throws {
-        guard app.environment != .testing else { return }
-        app.appServices.webhookDelivery.start(sql: app.db.sql(counting: app.appServices.queryCounter), client: app.http.client.shared,
-                                              retry: app.settings.webhookRetrySeconds,
-                                              targets: WebhookTargets(allowing: app.settings.webhookAllowPrivate), logger: app.logger)
-    }
-
-    func shutdownAsync(_ app: Application) async {
-        await app.appServices.webhookDelivery.shutdown()
     }
 }

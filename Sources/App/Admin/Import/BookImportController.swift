@@ -79,9 +79,7 @@ struct BookImportController: RouteCollection {
         guard !text.unicodeScalars.contains("\u{0}") else { return try await refuse("That file is not CSV text.") }
         if let refusal = Limits.refusal(CSVReader.rows(text)) { return try await refuse(refusal) }
         let staff = try req.staff
-        let id = try await req.sql.raw("""
-            INSERT INTO book_imports (staff_user_id, filename, csv) VALUES (\(bind: staff.id), \(bind: String(file.filename.prefix(200))), \(bind: text)) RETURNING id
-            """).first()!.decode(column: "id", as: Int.self)
+        let id = try await BookImportQueries.store(staff: staff.id, filename: String(file.filename.prefix(200)), csv: text, on: req.sql)
         return req.redirect(to: AdminPath.bookImport + "/\(id)", redirectType: .normal)
     }
 
@@ -91,14 +89,10 @@ struct BookImportController: RouteCollection {
         // An upload is its uploader's (and admins'): another editor gets the 404 of a missing one.
         let staff = try req.staff
         guard let id = req.parameters.get("import").flatMap(Int.init), id > 0,
-              let row = try await req.sql.raw("""
-                SELECT id, filename, csv, imported_at FROM book_imports
-                 WHERE id = \(bind: id) AND (staff_user_id = \(bind: staff.id) OR \(bind: staff.isAdmin))
-                """).first() else {
+              let row = try await BookImportQueries.upload(id, staff: staff, on: req.sql) else {
             throw Abort(.notFound)
         }
-        return Stored(id: id, filename: try row.decode(column: "filename", as: String.self),
-                      rows: CSVReader.rows(try row.decode(column: "csv", as: String.self)), importedAt: try row.decode(column: "imported_at", as: Date?.self))
+        return Stored(id: id, filename: row.filename, rows: CSVReader.rows(row.csv), importedAt: row.importedAt)
     }
 
     /// `map_<target>=<column index>` parameters (from the mapping form), else the header's guess.
@@ -204,22 +198,17 @@ struct BookImportController: RouteCollection {
         let action = "import #\(stored.id)"
         let result: (created: Int, updated: Int)?
         do { result = try await req.transaction { sql -> (created: Int, updated: Int)? in
-            guard try await sql.raw("UPDATE book_imports SET imported_at = now() WHERE id = \(bind: stored.id) AND imported_at IS NULL RETURNING id").first() != nil else {
-                return nil
-            }
+            guard try await BookImportQueries.markImported(stored.id, on: sql) else { return nil }
             let plan = try await self.plan(stored, mapping: mapping, on: sql)
             let counts = try await BookImportRun.run(plan, action: action, audit: audit, on: sql)
-            try await sql.raw("""
-                SELECT storytime_webhook_enqueue('import.finished', jsonb_build_object('import_id', \(bind: stored.id)::bigint,
-                       'created', \(bind: counts.created)::int, 'updated', \(bind: counts.updated)::int))
-                """).run()
+            try await BookImportQueries.enqueueFinished(stored.id, created: counts.created, updated: counts.updated, on: sql)
             return counts
         } } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {
             // Review is on (CONSOLE_REVIEW): nothing was written, the file can be imported again.
             req.adminSession.flash("Nothing was imported: some rows would make books active that are not approved for families, or change a live book's content (with review on, that goes through review as a draft). Import them as drafts, or approve them first.")
             return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
         }
-        req.appServices.webhookDelivery.wake()
+        req.appServices.jobs.wake(WebhookDelivery.job)
         req.adminSession.flash(result.map { "Imported: \($0.created) created, \($0.updated) updated." } ?? "This file was already imported.")
         return req.redirect(to: AdminPath.path("books", "import", String(stored.id)), redirectType: .normal)
     }

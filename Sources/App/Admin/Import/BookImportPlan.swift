@@ -70,21 +70,23 @@ struct BookImportPlan: Sendable {
         var categoriesBySlug: [String: Int] = [:]
         var categoryIDs: Set<Int> = []
 
+        private struct Book: Decodable { let id: Int; let externalId: String; let ageMin: Int; let ageMax: Int }
+        private struct Publisher: Decodable { let id: Int; let name: String }
+        private struct Category: Decodable { let id: Int; let slug: String }
+
         static func load(externalIDs: [String], on sql: any SQLDatabase) async throws -> Lookups {
             var lookups = Lookups()
-            for row in try await sql.raw("SELECT id, external_id, age_min, age_max FROM books WHERE external_id = ANY(\(bind: externalIDs)::text[])").all() {
-                lookups.books[try row.decode(column: "external_id", as: String.self)] =
-                    (try row.decode(column: "id", as: Int.self), try row.decode(column: "age_min", as: Int.self), try row.decode(column: "age_max", as: Int.self))
+            for row in try await sql.raw("SELECT id, external_id, age_min, age_max FROM books WHERE external_id = ANY(\(bind: externalIDs)::text[])")
+                .all(decoding: Book.self, keyDecodingStrategy: .convertFromSnakeCase) {
+                lookups.books[row.externalId] = (row.id, row.ageMin, row.ageMax)
             }
-            for row in try await sql.raw("SELECT id, name FROM publishers ORDER BY id DESC").all() {
-                let id = try row.decode(column: "id", as: Int.self)
-                lookups.publishersByName[try row.decode(column: "name", as: String.self).lowercased()] = id
-                lookups.publisherIDs.insert(id)
+            for row in try await sql.raw("SELECT id, name FROM publishers ORDER BY id DESC").all(decoding: Publisher.self) {
+                lookups.publishersByName[row.name.lowercased()] = row.id
+                lookups.publisherIDs.insert(row.id)
             }
-            for row in try await sql.raw("SELECT id, slug FROM categories").all() {
-                let id = try row.decode(column: "id", as: Int.self)
-                lookups.categoriesBySlug[try row.decode(column: "slug", as: String.self)] = id
-                lookups.categoryIDs.insert(id)
+            for row in try await sql.raw("SELECT id, slug FROM categories").all(decoding: Category.self) {
+                lookups.categoriesBySlug[row.slug] = row.id
+                lookups.categoryIDs.insert(row.id)
             }
             return lookups
         }

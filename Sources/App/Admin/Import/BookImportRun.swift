@@ -15,7 +15,7 @@ enum BookImportRun {
         if !creates.isEmpty {
             let ids = try await sql.raw("""
                 SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id FROM generate_series(1, \(bind: creates.count))
-                """).all().map { try $0.decode(column: "id", as: Int.self) }
+                """).all(decoding: NewID.self).map(\.id)
             for (index, id) in zip(creates, ids) { rows[index].outcome = .update(id); newIDs.insert(id) }
         }
         func bookID(_ row: BookImportPlan.Row) -> Int { if case .update(let id) = row.outcome { return id }; return 0 }
@@ -103,13 +103,16 @@ enum BookImportRun {
         return (created.count, updated.count)
     }
 
+    private struct NewID: Decodable { let id: Int }
+    private struct Snapshot: Decodable { let id: Int; let snapshot: String }
+
     private static func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
         guard !ids.isEmpty else { return [:] }
         var out: [Int: String] = [:]
         for row in try await sql.raw("""
             SELECT t.id, (\(AdminResource.bookSnapshot))::text AS snapshot FROM books t WHERE t.id = ANY(\(bind: ids)::bigint[])
-            """).all() {
-            out[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self)
+            """).all(decoding: Snapshot.self) {
+            out[row.id] = row.snapshot
         }
         return out
     }

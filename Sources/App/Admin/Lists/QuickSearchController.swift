@@ -35,18 +35,12 @@ struct QuickSearchController: RouteCollection {
             results += LayoutView.navigation(for: staff).filter { $0.label.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).contains(folded) }
                 .map { Result(label: $0.label, kind: "Page", href: $0.href) }
             for (resource, column, kind) in [(AdminResource.books, "title", "Book"), (.publishers, "name", "Publisher"), (.categories, "name", "Category")] {
-                let rows = try await req.sql.raw("""
-                    SELECT id, \(ident: column) AS label FROM \(ident: resource.table) t
-                     WHERE \(TextMatch.contains(SQLFragment(stringLiteral: "t.\(column)"), query))
-                     ORDER BY lower(\(ident: column)) LIKE lower(\(bind: TextMatch.escaped(query) + "%")) DESC, length(\(ident: column)), id LIMIT \(bind: Self.perKind)
-                    """).all()
-                results += try rows.map { Result(label: try $0.decode(column: "label", as: String.self), kind: kind,
-                                                 href: AdminPath.record(resource.slug, try $0.decode(column: "id", as: Int.self))) }
+                let rows = try await QuickSearchQueries.matches(query, table: resource.table, column: column, limit: Self.perKind, on: req.sql)
+                results += rows.map { Result(label: $0.label, kind: kind, href: AdminPath.record(resource.slug, $0.id)) }
             }
             if staff.isAdmin, query.contains("@") {
-                let rows = try await req.sql.raw("SELECT id, email FROM staff_users WHERE email ILIKE \(bind: "%" + TextMatch.escaped(query) + "%") ORDER BY email LIMIT \(bind: Self.perKind)").all()
-                results += try rows.map { Result(label: try $0.decode(column: "email", as: String.self), kind: "Staff user",
-                                                 href: AdminPath.record(AdminResource.staffUsers.slug, try $0.decode(column: "id", as: Int.self))) }
+                let rows = try await QuickSearchQueries.staff(query, limit: Self.perKind, on: req.sql)
+                results += rows.map { Result(label: $0.email, kind: "Staff user", href: AdminPath.record(AdminResource.staffUsers.slug, $0.id)) }
             }
         }
         // Exactly JSON (a browser's `*/*` would match Vapor's media type comparison).

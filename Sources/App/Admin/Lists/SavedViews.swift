@@ -14,15 +14,15 @@ enum SavedViews {
         let current: Bool
     }
 
+    private struct Saved: Decodable { let name: String; let query: String; let shared: Bool }
+
     static func list(resource: String, staff: StaffUser, current: String, listURL: String, on sql: any SQLDatabase) async throws -> [Link] {
         try await sql.raw("""
             SELECT v.name, v.query, v.shared FROM saved_views v JOIN staff_users u ON u.id = v.staff_user_id
              WHERE v.resource = \(bind: resource) AND (v.staff_user_id = \(bind: staff.id) OR (v.shared AND u.role <> 'viewer'))
              ORDER BY lower(v.name), v.id LIMIT 50
-            """).all().map { row in
-            let query = try row.decode(column: "query", as: String.self)
-            return Link(name: try row.decode(column: "name", as: String.self), href: listURL + (query.isEmpty ? "" : "?" + query),
-                        shared: try row.decode(column: "shared", as: Bool.self), current: query == current)
+            """).all(decoding: Saved.self).map { row in
+            Link(name: row.name, href: listURL + (row.query.isEmpty ? "" : "?" + row.query), shared: row.shared, current: row.query == current)
         }
     }
 }

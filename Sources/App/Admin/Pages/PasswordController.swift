@@ -55,8 +55,7 @@ struct PasswordController: RouteCollection {
             response.headers.replaceOrAdd(name: .retryAfter, value: String(wait))
             return response
         }
-        let hash = try await req.sql.raw("SELECT password_hash FROM staff_users WHERE id = \(bind: staff.id)").first()?
-            .decode(column: "password_hash", as: String.self) ?? ""
+        let hash = try await PasswordQueries.hash(ofStaff: staff.id, on: req.sql) ?? ""
         if (try? await req.password.async.verify(form.value("current") ?? "", created: hash)) != true {
             errors.current = "This is not your current password."
         } else {
@@ -103,15 +102,14 @@ struct PasswordController: RouteCollection {
         let hash = try await req.password.async.hash(password)
         let audit = AuditWriter(staff: try req.staff)
         try await req.transaction { sql in
-            try await sql.raw("UPDATE staff_users SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: id)").run()
-            let stamp = try await sql.raw("SELECT jsonb_build_object('password_changed_at', now())::text AS s").first()!.decode(column: "s", as: String.self)
+            let stamp = try await PasswordQueries.setHash(hash, ofStaff: id, on: sql)
             try await audit.record(action, table: "staff_users", ids: [id], before: [:], after: [id: stamp], on: sql)
         }
     }
 
     private static func target(_ req: Request) async throws -> (Int, String) {
         let id = try req.pathID("id", missing: "No such staff user.")
-        guard let email = try await req.sql.raw("SELECT email FROM staff_users WHERE id = \(bind: id)").first()?.decode(column: "email", as: String.self) else {
+        guard let email = try await PasswordQueries.email(ofStaff: id, on: req.sql) else {
             throw Abort(.notFound, reason: "No such staff user.")
         }
         return (id, email)

@@ -56,35 +56,11 @@ struct PlaysReportController: RouteCollection {
     }
 
     static func rows(_ filter: Filter, on sql: any SQLDatabase) async throws -> [Row] {
-        var conditions: [SQLQueryString] = []
-        if let category = filter.category {
-            conditions.append("EXISTS (SELECT 1 FROM book_categories bc WHERE bc.book_id = b.id AND bc.category_id = \(bind: category))")
-        }
-        if let publisher = filter.publisher { conditions.append("b.publisher_id = \(bind: publisher)") }
-        let scope: SQLQueryString = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let rows = try await sql.raw("""
-            WITH watched AS (
-                SELECT p.book_id, p.child_id,
-                       CASE WHEN lag(p.position_seconds) OVER w IS NOT NULL AND NOT lag(p.completed) OVER w
-                                 AND p.position_seconds >= lag(p.position_seconds) OVER w
-                            THEN p.position_seconds - lag(p.position_seconds) OVER w ELSE p.position_seconds END AS seconds
-                  FROM plays p WHERE p.played_at > now() - make_interval(days => \(bind: filter.days)::int)
-                WINDOW w AS (PARTITION BY p.child_id, p.book_id ORDER BY p.played_at, p.id)
-            )
-            SELECT b.id, b.title, COALESCE(pb.name, '') AS publisher, count(*) AS plays,
-                   count(DISTINCT w.child_id) AS children, sum(w.seconds) / 60 AS minutes
-              FROM watched w JOIN books b ON b.id = w.book_id LEFT JOIN publishers pb ON pb.id = b.publisher_id
-             \(scope)
-             GROUP BY b.id, b.title, pb.name
-             ORDER BY \(filter.order == "minutes" ? "minutes DESC, plays DESC" : "plays DESC, minutes DESC" as SQLFragment), b.id
-             LIMIT \(bind: limit)
-            """).all()
-        return try rows.enumerated().map { index, row in
-            let id = try row.decode(column: "id", as: Int.self)
-            return Row(rank: index + 1, bookID: id, title: try row.decode(column: "title", as: String.self),
-                       publisher: try row.decode(column: "publisher", as: String.self),
-                       plays: try row.decode(column: "plays", as: Int.self), children: try row.decode(column: "children", as: Int.self),
-                       minutes: try row.decode(column: "minutes", as: Int.self), url: AdminPath.record("books", id))
+        let rows = try await PlaysReportQueries.mostPlayed(days: filter.days, byMinutes: filter.order == "minutes",
+                                                           category: filter.category, publisher: filter.publisher, limit: limit, on: sql)
+        return rows.enumerated().map { index, row in
+            Row(rank: index + 1, bookID: row.id, title: row.title, publisher: row.publisher, plays: row.plays,
+                children: row.children, minutes: row.minutes, url: AdminPath.record("books", row.id))
         }
     }
 
@@ -92,19 +68,17 @@ struct PlaysReportController: RouteCollection {
     func page(req: Request) async throws -> View {
         let query = QueryParameters(query: req.url.query)
         let filter = Filter(query)
-        func options(_ sqlText: SQLQueryString, selected: Int?) async throws -> [OptionView] {
-            [OptionView(value: "", label: "Any", selected: selected == nil)] + (try await req.sql.raw(sqlText).all().map {
-                let id = try $0.decode(column: "id", as: Int.self)
-                return OptionView(value: String(id), label: try $0.decode(column: "name", as: String.self), selected: id == selected)
-            })
+        func options(_ rows: [PlaysReportQueries.Option], selected: Int?) -> [OptionView] {
+            [OptionView(value: "", label: "Any", selected: selected == nil)]
+                + rows.map { OptionView(value: String($0.id), label: $0.name, selected: $0.id == selected) }
         }
         return try await req.view.render("report_plays", Page(
             layout: LayoutView(req, title: "Most played", section: "reports"),
             rows: try await Self.rows(filter, on: req.sql),
             periods: Self.periods.map { OptionView(value: $0.0, label: $0.1, selected: $0.0 == String(filter.days)) },
             orders: Self.orders.map { OptionView(value: $0.0, label: $0.1, selected: $0.0 == filter.order) },
-            categories: try await options("SELECT id, name FROM categories ORDER BY display_order, name, id", selected: filter.category),
-            publishers: try await options("SELECT id, name FROM publishers ORDER BY lower(name), id", selected: filter.publisher),
+            categories: options(try await PlaysReportQueries.categories(on: req.sql), selected: filter.category),
+            publishers: options(try await PlaysReportQueries.publishers(on: req.sql), selected: filter.publisher),
             csvURL: AdminPath.playsReport + ".csv" + (req.url.query.map { "?" + $0 } ?? "")))
     }
 

@@ -75,32 +75,17 @@ struct RightsCalendarController: RouteCollection {
     /// starts before ends, then publisher and title.
     private func events(first: Int, days: Int, territory: String?, on sql: any SQLDatabase) async throws -> [Event] {
         let from = Date(timeIntervalSince1970: Double(first) * 86_400), to = Date(timeIntervalSince1970: Double(first + days) * 86_400)
-        let rows = try await sql.raw("""
-            SELECT e.kind, e.at, b.id AS book_id, b.title, b.status, p.id AS publisher_id, COALESCE(p.name, 'No publisher') AS publisher,
-                   to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') || ' → ' ||
-                   COALESCE(to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'open-ended')
-                   || ', ' || \(BookSQL.windowTerritories("r")) AS window
-              FROM rights_windows r
-              CROSS JOIN LATERAL (VALUES ('starts', r.starts_at), ('ends', r.ends_at)) e(kind, at)
-              JOIN books b ON b.id = r.book_id LEFT JOIN publishers p ON p.id = b.publisher_id
-             WHERE e.at >= \(bind: from) AND e.at < \(bind: to)
-               AND storytime_window_applies(r.territories, r.exclude_territories, \(bind: territory)::text)
-             ORDER BY e.at::date, e.kind DESC, p.name NULLS LAST, lower(b.title), b.id
-            """).all()
-        return try rows.map { row in
-            let at = try row.decode(column: "at", as: Date.self)
-            return Event(kind: try row.decode(column: "kind", as: String.self), day: CivilDays.day(of: at, offset: 0),
-                         at: CivilDays.text(of: CivilDays.day(of: at, offset: 0)), bookID: try row.decode(column: "book_id", as: Int.self),
-                         title: try row.decode(column: "title", as: String.self), status: try row.decode(column: "status", as: String.self),
-                         publisherID: try row.decode(column: "publisher_id", as: Int?.self), publisher: try row.decode(column: "publisher", as: String.self),
-                         window: try row.decode(column: "window", as: String.self))
+        return try await RightsCalendarQueries.events(from: from, to: to, territory: territory, on: sql).map { row in
+            Event(kind: row.kind, day: CivilDays.day(of: row.at, offset: 0), at: CivilDays.text(of: CivilDays.day(of: row.at, offset: 0)),
+                  bookID: row.bookId, title: row.title, status: row.status, publisherID: row.publisherId,
+                  publisher: row.publisher, window: row.window)
         }
     }
 
     @Sendable
     func month(req: Request) async throws -> View {
         let query = QueryParameters(query: req.url.query)
-        let today = CivilDays.today(in: .gmt)
+        let today = CivilDays.today(in: .gmt, now: req.now)
         let (thisYear, thisMonth, _) = CivilDays.date(of: today)
         // An unreadable month shows this one (a console page, not an API: no error needed).
         let chosen = ((try? query.value("month")) ?? nil).flatMap(Instants.month) ?? (thisYear, thisMonth)

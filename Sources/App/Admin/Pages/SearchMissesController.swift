@@ -28,26 +28,12 @@ struct SearchMissesController: RouteCollection {
     func page(req: Request) async throws -> View {
         let requested = (try? req.query.get(String.self, at: "period")) ?? "4"
         let weeks = Self.periods.first { $0.0 == requested }.map { Int($0.0)! } ?? 4
-        let rows = try await req.sql.raw("""
-            WITH recent AS (
-                SELECT query, cause, sum(searches)::bigint AS searches, string_agg(DISTINCT NULLIF(country, ''), ' ' ORDER BY NULLIF(country, '')) AS countries
-                  FROM search_misses WHERE week > current_date - \(bind: weeks * 7)::int GROUP BY query, cause
-            ), families AS (
-                SELECT query, count(DISTINCT family) AS n FROM search_miss_families
-                 WHERE week > current_date - \(bind: weeks * 7)::int GROUP BY query
-            )
-            SELECT r.query, r.cause, r.searches, f.n AS families, COALESCE(r.countries, '') AS countries
-              FROM recent r JOIN families f ON f.query = r.query
-             WHERE f.n >= \(bind: Self.minFamilies)
-             ORDER BY r.searches DESC, r.query LIMIT 500
-            """).all()
+        let rows = try await SearchMissesQueries.misses(weeks: weeks, minFamilies: Self.minFamilies, on: req.sql)
         var byCause: [String: [Row]] = [:]
         for row in rows {
-            let query = try row.decode(column: "query", as: String.self)
-            byCause[try row.decode(column: "cause", as: String.self), default: []].append(Row(
-                query: query, searches: try row.decode(column: "searches", as: Int.self), families: try row.decode(column: "families", as: Int.self),
-                countries: try row.decode(column: "countries", as: String.self),
-                synonymURL: AdminPath.path("synonyms", "new") + "?words=" + (query + ", ").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!))
+            byCause[row.cause, default: []].append(Row(
+                query: row.query, searches: row.searches, families: row.families, countries: row.countries,
+                synonymURL: AdminPath.path("synonyms", "new") + "?words=" + (row.query + ", ").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!))
         }
         let groups = Self.causes.map { cause, label, help in
             let rows = byCause[cause.rawValue] ?? []

@@ -45,14 +45,13 @@ struct PreviewController: RouteCollection {
         let countryText = value("country").isEmpty ? req.application.settings.defaultCountry : value("country").uppercased()
         if case .success(let codes) = Territories.parse(countryText), codes.count == 1 {} else { problem = "Use one ISO country code such as FR." }
         let dateText = value("date")
-        var at = Date()
+        var at = req.now
         if !dateText.isEmpty {
             if let day = Self.day(dateText) { at = day } else { problem = "Give the date as YYYY-MM-DD." }
         }
         let maxAge = Int(value("max_age")).flatMap { (0...18).contains($0) ? $0 : nil }
         let blocked = query.pairs.filter { $0.name == "blocked" }.compactMap { Int($0.value) }
-        let categories = try await req.sql.raw("SELECT id, slug, name FROM categories ORDER BY display_order, name").all()
-            .map { (id: try $0.decode(column: "id", as: Int.self), slug: try $0.decode(column: "slug", as: String.self), name: try $0.decode(column: "name", as: String.self)) }
+        let categories = try await PreviewQueries.categories(on: req.sql)
         // The catalog's own parameters, as the parent API reads them.
         let catalogPairs = query.pairs.filter { ["q", "category", "sort", "age", "page"].contains($0.name) && !$0.value.isEmpty }
         var parameters = CatalogParameters()

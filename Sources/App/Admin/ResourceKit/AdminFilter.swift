@@ -1,6 +1,6 @@
 import SQLKit
 
-struct Choice: Sendable, Encodable, Equatable {
+struct Choice: Sendable, Codable, Equatable {
     let value: String
     let label: String
 }
@@ -16,12 +16,12 @@ struct Lookup: Sendable, Hashable {
 
     /// The label of record `id`.
     func label(of id: Int, on sql: any SQLDatabase) async throws -> String? {
-        try await sql.raw("SELECT \(ident: label)::text AS label FROM \(ident: table) WHERE id = \(bind: id)").first()?.decode(column: "label", as: String.self)
+        try await sql.raw("SELECT \(ident: label)::text AS label FROM \(ident: table) WHERE id = \(bind: id)").first(decoding: ResourceRows.Label.self)?.label
     }
 
     /// The record called `name` (case-insensitive; the oldest when several are).
     func id(named name: String, on sql: any SQLDatabase) async throws -> Int? {
-        try await sql.raw("SELECT id FROM \(ident: table) WHERE lower(\(ident: label)) = lower(\(bind: name)) ORDER BY id LIMIT 1").first()?.decode(column: "id", as: Int.self)
+        try await sql.raw("SELECT id FROM \(ident: table) WHERE lower(\(ident: label)) = lower(\(bind: name)) ORDER BY id LIMIT 1").first(decoding: ResourceRows.ID.self)?.id
     }
 
     /// Up to `limit` labels containing `text`, those starting with it first.
@@ -29,7 +29,7 @@ struct Lookup: Sendable, Hashable {
         try await sql.raw("""
             SELECT \(ident: label)::text AS label FROM \(ident: table) t WHERE \(TextMatch.contains(SQLFragment(stringLiteral: "t.\(label)"), text))
              ORDER BY lower(\(ident: label)) LIKE lower(\(bind: TextMatch.escaped(text) + "%")) DESC, lower(\(ident: label)), id LIMIT \(bind: limit)
-            """).all().map { try $0.decode(column: "label", as: String.self) }
+            """).all(decoding: ResourceRows.Label.self).map(\.label)
     }
 
     /// A filter's condition on `column` for a picker's value: an id (links, saved views) or a name as typed.
@@ -42,8 +42,7 @@ struct Lookup: Sendable, Hashable {
         try await sql.select()
             .column(SQLAlias(SQLQueryString("\(ident: "id")::text"), as: SQLIdentifier("value")))
             .column(SQLAlias(SQLIdentifier(label), as: SQLIdentifier("label")))
-            .from(table).orderBy(order).all()
-            .map { Choice(value: try $0.decode(column: "value", as: String.self), label: try $0.decode(column: "label", as: String.self)) }
+            .from(table).orderBy(order).all(decoding: Choice.self)
     }
 }
 

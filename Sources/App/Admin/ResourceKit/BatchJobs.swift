@@ -35,7 +35,7 @@ enum BatchJobs {
             INSERT INTO batch_jobs (staff_user_id, staff_email, resource, action, action_label, target, filter, total)
             VALUES (\(bind: staff.id), \(bind: staff.email), \(bind: resource.slug), \(bind: action.name), \(bind: label),
                     \(bind: target), \(bind: filter), \(bind: total)) RETURNING id
-            """).first()!.decode(column: "id", as: Int.self)
+            """).first(decoding: ResourceRows.ID.self)!.id
         let logger = app.logger
         let database = app.db
         Task {
@@ -62,7 +62,7 @@ enum BatchJobs {
         while true {
             let store = ResourceStore(resource: resource, parentID: nil, sql: sql)
             let ids = try await store.matching(request).column(ResourceStore.id).where(ResourceStore.id, .greaterThan, SQLBind(lastID))
-                .orderBy(ResourceStore.id).limit(chunk).all().map { try $0.decode(column: "id", as: Int.self) }
+                .orderBy(ResourceStore.id).limit(chunk).all(decoding: ResourceRows.ID.self).map(\.id)
             guard let last = ids.last else { break }
             let message = try await database.transaction { db in
                 let sql = db.sql(counting: counter)
@@ -101,32 +101,46 @@ struct BatchJobController: RouteCollection {
         let auditURL: String
     }
 
+    /// A job as its page shows it.
+    struct Job: Decodable {
+        let resource: String
+        let actionLabel: String
+        let filter: String
+        let total: Int
+        let processed: Int
+        let status: String
+        let message: String?
+        let staffUserId: Int?
+        let staffEmail: String
+        /// Running with no progress for `BatchJobs.stalledAfter`.
+        let stalled: Bool
+    }
+
     @Sendable
     func show(req: Request) async throws -> View {
         guard let id = req.parameters.get("job_id").flatMap({ Int($0) }), id > 0,
-              let row = try await req.sql.raw("""
+              let job = try await req.sql.raw("""
                 SELECT resource, action_label, filter, total, processed, status, message, staff_user_id, staff_email,
                        now() - updated_at > make_interval(secs => \(bind: BatchJobs.stalledAfter)) AS stalled
                   FROM batch_jobs WHERE id = \(bind: id)
-                """).first(),
-              let resource = ResourceRegistry.all.first(where: { (try? row.decode(column: "resource", as: String.self)) == $0.slug })
+                """).first(decoding: Job.self, keyDecodingStrategy: .convertFromSnakeCase),
+              let resource = ResourceRegistry.all.first(where: { job.resource == $0.slug })
         else { throw Abort(.notFound) }
-        let status = try row.decode(column: "status", as: String.self)
-        let stalled = try row.decode(column: "stalled", as: Bool.self)
-        let processed = try row.decode(column: "processed", as: Int.self), total = try row.decode(column: "total", as: Int.self)
+        let status = job.status, stalled = job.stalled
+        let processed = job.processed, total = job.total
         let state = switch status {
         case "running" where stalled: "Interrupted: the instance running it stopped. What is done stays done; run the action again to finish."
         case "running": "Running…"
         case "done": "Done."
         default: "Failed."
         }
-        let filter = try row.decode(column: "filter", as: String.self)
+        let filter = job.filter
         let page = Page(
             layout: LayoutView(req, title: "Batch #\(id)", section: resource.section),
-            heading: "\(try row.decode(column: "action_label", as: String.self)) — \(resource.plural.lowercased()) matching a filter",
+            heading: "\(job.actionLabel) — \(resource.plural.lowercased()) matching a filter",
             filter: BatchJobs.describe(ListRequest(resource, query: filter), of: resource),
-            who: try req.staff.name(ofStaff: try row.decode(column: "staff_user_id", as: Int?.self), email: try row.decode(column: "staff_email", as: String.self)), processed: processed, total: total, state: state,
-            running: status == "running" && !stalled, message: try row.decode(column: "message", as: String?.self),
+            who: try req.staff.name(ofStaff: job.staffUserId, email: job.staffEmail), processed: processed, total: total, state: state,
+            running: status == "running" && !stalled, message: job.message,
             listURL: AdminPath.list(resource.slug, query: filter.isEmpty ? "" : "?" + filter),
             auditURL: AdminPath.audit + "?table=" + resource.table)
         return try await req.view.render("batch_job", page)

@@ -86,6 +86,9 @@ extension ResourceStore {
     /// How long an exact count of a big table may take before the planner's estimate is shown.
     static let countBudget = "150ms"
 
+    /// A table's size as the planner knows it, and its exact count when it is small.
+    private struct Size: Decodable { let estimate: Int; let n: Int? }
+
     /// The list's count: exact (capped) when that is cheap, else the planner's estimate ("about N").
     /// A small table is counted in the statement that reads its size; a big one unfiltered is its
     /// size; a big one filtered is counted within `countBudget`, then estimated.
@@ -98,9 +101,9 @@ extension ResourceStore {
         let row = try await sql.raw("""
             SELECT c.reltuples::bigint AS estimate, CASE WHEN c.reltuples <= \(literal: resource.list.estimateAbove) THEN (\(count)) END AS n
               FROM pg_class c WHERE c.oid = to_regclass(\(bind: resource.table))
-            """).first()
-        if let n = try row?.decode(column: "n", as: Int?.self) { return exact(n) }
-        let estimate = try row?.decode(column: "estimate", as: Int.self) ?? 0
+            """).first(decoding: Size.self)
+        if let n = row?.n { return exact(n) }
+        let estimate = row?.estimate ?? 0
         guard request.isFiltered else { return (estimate, false, false) }
         do {
             return exact(try await sql.withSession { session in
@@ -120,9 +123,14 @@ extension ResourceStore {
         }
     }
 
+    private struct Plan: Decodable {
+        let plan: String
+        enum CodingKeys: String, CodingKey { case plan = "QUERY PLAN" }
+    }
+
     /// The planner's estimate of the rows of `query`.
     private func plannedRows(_ query: any SQLExpression) async throws -> Int {
-        let plan = try await sql.raw("EXPLAIN (FORMAT JSON) \(query)").first()?.decode(column: "QUERY PLAN", as: String.self) ?? "[]"
+        let plan = try await sql.raw("EXPLAIN (FORMAT JSON) \(query)").first(decoding: Plan.self)?.plan ?? "[]"
         let top = (try? JSONSerialization.jsonObject(with: Data(plan.utf8))) as? [[String: Any]]
         return ((top?.first?["Plan"] as? [String: Any])?["Plan Rows"] as? NSNumber)?.intValue ?? 0
     }

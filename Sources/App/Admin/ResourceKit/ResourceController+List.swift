@@ -28,7 +28,7 @@ extension ResourceController {
                     guard !rows.isEmpty else { break }
                     var chunk = ""
                     for row in rows {
-                        lastID = try row.decode(column: "row_id", as: Int.self)
+                        lastID = try row.rowID()
                         chunk += CSV.line([String(lastID)] + (try columns.map { try Cells.text(row, $0) }))
                     }
                     try await writer.write(.buffer(ByteBuffer(string: chunk)))

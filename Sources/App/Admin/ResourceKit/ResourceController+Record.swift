@@ -33,7 +33,7 @@ extension ResourceController {
     private func relatedView(_ section: AdminRelated, of id: Int, on sql: any SQLDatabase, editor: Bool) async throws -> RelatedView {
         let rows = try await sql.raw(section.query(id)).all()
         let views = try rows.map { row -> RowView in
-            let rowID = try row.decode(column: "id", as: Int.self)
+            let rowID = try row.decode(model: ResourceRows.ID.self).id
             var cells = try section.columns.map { column in
                 let text = try Cells.text(row, column)
                 return CellView(text: text, badge: column.format == .badge ? text : nil)

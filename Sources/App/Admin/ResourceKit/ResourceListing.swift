@@ -26,7 +26,7 @@ struct ResourceListing {
         let rows = try await store.rows(request)
         let hasNext = rows.count > request.perPage
         let views = try rows.prefix(request.perPage).map { row -> RowView in
-            let id = try row.decode(column: "row_id", as: Int.self)
+            let id = try row.rowID()
             return RowView(id: id, cells: try shown.map { try Cells.view(row, $0, link: path.record(id)) })
         }
         var lookups = LookupCache(sql: store.sql)

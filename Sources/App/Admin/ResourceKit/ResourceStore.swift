@@ -55,12 +55,12 @@ struct ResourceStore: Sendable {
         guard let parent = resource.access.parent, let parentID else { return nil }
         return try await sql.select().column(SQLAlias(SQLQueryString("(\(parent.displayName))::text"), as: SQLIdentifier("display_name")))
             .from(SQLAlias(SQLIdentifier(parent.table), as: Self.record)).where(Self.id, .equal, SQLBind(parentID))
-            .first()?.decode(column: "display_name", as: String.self)
+            .first(decoding: ResourceRows.DisplayName.self)?.displayName
     }
 
     func displayName(_ id: Int, on sql: (any SQLDatabase)? = nil) async throws -> String? {
         let builder = (sql ?? self.sql).select().column(name).from(table).where(Self.id, .equal, SQLBind(id))
-        return try await scoped(builder).first()?.decode(column: "display_name", as: String.self)
+        return try await scoped(builder).first(decoding: ResourceRows.DisplayName.self)?.displayName
     }
 
     /// One record with its name and `columns` (for the detail page).
@@ -68,7 +68,7 @@ struct ResourceStore: Sendable {
         let builder = select().column(name)
         for column in columns { builder.column(column.selected(in: timeZone)) }
         guard let row = try await builder.where(Self.id, .equal, SQLBind(id)).first() else { return nil }
-        return (try row.decode(column: "display_name", as: String.self), row)
+        return (try row.decode(model: ResourceRows.DisplayName.self).displayName, row)
     }
 
     /// The stored fields as the edit form shows them, and the non-column ones (`loadExtra`).
@@ -86,9 +86,9 @@ struct ResourceStore: Sendable {
         guard !ids.isEmpty else { return [:] }
         let rows = try await sql.select().column(Self.id)
             .column(SQLAlias(SQLQueryString("(\(resource.detail.snapshot))::text"), as: SQLIdentifier("snapshot")))
-            .from(table).where(Self.id, .equal, SQLFunction("ANY", args: SQLBind(ids))).all()
+            .from(table).where(Self.id, .equal, SQLFunction("ANY", args: SQLBind(ids))).all(decoding: ResourceRows.Snapshot.self)
         var result: [Int: String] = [:]
-        for row in rows { result[try row.decode(column: "id", as: Int.self)] = try row.decode(column: "snapshot", as: String.self) }
+        for row in rows { result[row.id] = row.snapshot }
         return result
     }
 
@@ -111,7 +111,7 @@ struct ResourceStore: Sendable {
                 binds.append(SQLBind(parentID))
             }
             saved = try await transaction.insert(into: SQLIdentifier(resource.table)).columns(columns).values(binds)
-                .returning("id").first()!.decode(column: "id", as: Int.self)
+                .returning("id").first(decoding: ResourceRows.ID.self)!.id
         }
         try await resource.form.afterSave?(saved, values, transaction)
         let after = try await snapshots([saved], on: transaction)

@@ -30,7 +30,7 @@ extension AdminResource {
                     let locked = try await batch.audited("lock", ids) { sql in
                         let locked = try await sql.raw("""
                             UPDATE parents SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NULL RETURNING id
-                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                            """).all(decoding: ResourceRows.ID.self).map(\.id)
                         _ = try await SessionQueries.revoke(devices: "d.parent_id = ANY(\(bind: locked)::bigint[])", on: sql)
                         return locked
                     }
@@ -40,7 +40,7 @@ extension AdminResource {
                     let unlocked = try await batch.audited("unlock", ids) { sql in
                         try await sql.raw("""
                             UPDATE parents SET locked_at = NULL WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NOT NULL RETURNING id
-                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                            """).all(decoding: ResourceRows.ID.self).map(\.id)
                     }
                     return "\(unlocked.count) \(unlocked.count == 1 ? "account" : "accounts") unlocked."
                 },

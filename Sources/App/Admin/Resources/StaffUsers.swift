@@ -24,7 +24,7 @@ extension AdminResource {
                     let locked = try await batch.audited("lock", ids) { sql in
                         try await sql.raw("""
                             UPDATE staff_users SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND id <> \(bind: me) AND locked_at IS NULL RETURNING id
-                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                            """).all(decoding: ResourceRows.ID.self).map(\.id)
                     }
                     return "\(locked.count) staff \(locked.count == 1 ? "account" : "accounts") locked; their sessions and API tokens ended."
                         + (ids.contains(me) ? " (Not yours: you cannot lock yourself.)" : "")
@@ -33,7 +33,7 @@ extension AdminResource {
                     let unlocked = try await batch.audited("unlock", ids) { sql in
                         try await sql.raw("""
                             UPDATE staff_users SET locked_at = NULL WHERE id = ANY(\(bind: ids)::bigint[]) AND locked_at IS NOT NULL RETURNING id
-                            """).all().map { try $0.decode(column: "id", as: Int.self) }
+                            """).all(decoding: ResourceRows.ID.self).map(\.id)
                     }
                     return "\(unlocked.count) staff \(unlocked.count == 1 ? "account" : "accounts") unlocked (API tokens stay ended)."
                 },

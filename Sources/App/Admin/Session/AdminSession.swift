@@ -193,20 +193,12 @@ struct AdminSessionMiddleware: AsyncMiddleware {
             (16...100).contains(value.count) && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } ? value : nil
         }
         if let cookie {
-            if let row = try await sql.raw("""
-                SELECT s.data::text AS data, u.id AS user_id, u.email, u.role,
-                       u.totp_enabled_at IS NOT NULL AS has_totp, u.time_zone, u.theme
-                  FROM admin_sessions s
-                  LEFT JOIN staff_users u ON u.id = (s.data->>'staffUserID')::bigint AND u.locked_at IS NULL
-                 WHERE s.id = \(bind: AdminSession.storageKey(for: cookie, secret: secret)) AND s.expires_at > now()
-                """).first() {
-                let data = try JSONDecoder().decode(AdminSession.Data.self, from: Foundation.Data(try row.decode(column: "data", as: String.self).utf8))
+            if let row = try await AdminSessionQueries.load(key: AdminSession.storageKey(for: cookie, secret: secret), on: sql) {
+                let data = try JSONDecoder().decode(AdminSession.Data.self, from: Foundation.Data(row.data.utf8))
                 var user: StaffUser?
-                if let id = try row.decode(column: "user_id", as: Int?.self),
-                   let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) {
-                    user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role,
-                                     hasSecondFactor: try row.decode(column: "has_totp", as: Bool.self),
-                                     timeZone: try row.decode(column: "time_zone", as: String.self), theme: try row.decode(column: "theme", as: String.self))
+                if let id = row.userId, let role = row.role.flatMap(StaffRole.init(rawValue:)), let email = row.email,
+                   let hasTotp = row.hasTotp, let timeZone = row.timeZone, let theme = row.theme {
+                    user = StaffUser(id: id, email: email, role: role, hasSecondFactor: hasTotp, timeZone: timeZone, theme: theme)
                 }
                 session = AdminSession(storedID: cookie, data: data, user: user, secret: secret)
             }
@@ -216,7 +208,7 @@ struct AdminSessionMiddleware: AsyncMiddleware {
         let response = try await next.respond(to: request)
         if let cookie = try await current.persist(on: sql) {
             response.cookies[AdminSession.cookieName] = HTTPCookies.Value(
-                string: cookie.value, expires: cookie.maxAge.map { Date().addingTimeInterval($0) }, maxAge: cookie.maxAge.map { Int($0) },
+                string: cookie.value, expires: cookie.maxAge.map { request.now.addingTimeInterval($0) }, maxAge: cookie.maxAge.map { Int($0) },
                 path: AdminPath.dashboard, isSecure: request.application.environment == .production, isHTTPOnly: true, sameSite: .lax)
         }
         return response

@@ -57,16 +57,11 @@ struct LoginController: RouteCollection {
             return try await render(req, email: email, error: "Too many failed sign-ins. Try again in \((wait + 59) / 60) minutes.",
                                     status: .tooManyRequests, headers: ["Retry-After": String(wait)])
         }
-        let row = try await req.sql.raw("""
-            SELECT id, email, role, password_hash, totp_enabled_at IS NOT NULL AS has_totp, locked_at IS NOT NULL AS locked
-              FROM staff_users WHERE lower(email) = lower(\(bind: email))
-            """).first()
+        let row = try await LoginQueries.account(email: email, on: req.sql)
         var user: StaffUser?
         if let row {
-            let hash = try row.decode(column: "password_hash", as: String.self)
-            if (try? await req.password.async.verify(password, created: hash)) == true,
-               let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) {
-                user = StaffUser(id: try row.decode(column: "id", as: Int.self), email: try row.decode(column: "email", as: String.self), role: role)
+            if (try? await req.password.async.verify(password, created: row.passwordHash)) == true, let role = StaffRole(rawValue: row.role) {
+                user = StaffUser(id: row.id, email: row.email, role: role)
             }
         } else {
             _ = try? await req.password.async.hash(password)   // same time for unknown emails
@@ -77,11 +72,11 @@ struct LoginController: RouteCollection {
         }
         try await throttle.succeeded(on: req.sql)
         // Said only to whoever knows the password.
-        if try row?.decode(column: "locked", as: Bool.self) == true {
+        if row?.locked == true {
             return try await render(req, email: email, error: "This account is locked. Ask an admin to unlock it.", status: .forbidden)
         }
-        if try row?.decode(column: "has_totp", as: Bool.self) == true {
-            let ticket = SecondFactorTicket.make(user: user.id, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret)
+        if row?.hasTotp == true {
+            let ticket = SecondFactorTicket.make(user: user.id, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret, now: req.now)
             return try await renderCode(req, ticket: ticket, email: user.email, error: nil)
         }
         req.adminSession.signIn(user)
@@ -113,12 +108,11 @@ struct LoginController: RouteCollection {
     func secondFactor(req: Request) async throws -> Response {
         let form = try FormBody(req)
         let ticket = form.value("ticket") ?? ""
-        guard let id = SecondFactorTicket.user(of: ticket, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret),
-              let row = try await req.sql.raw("SELECT id, email, role FROM staff_users WHERE id = \(bind: id) AND locked_at IS NULL").first(),
-              let role = StaffRole(rawValue: try row.decode(column: "role", as: String.self)) else {
+        guard let id = SecondFactorTicket.user(of: ticket, visitor: req.adminSession.visitorID, secret: req.application.settings.sessionSecret, now: req.now),
+              let row = try await LoginQueries.unlocked(id, on: req.sql), let role = StaffRole(rawValue: row.role) else {
             return try await render(req, email: "", error: "That sign-in took too long. Enter your email and password again.", status: .unauthorized)
         }
-        let user = StaffUser(id: id, email: try row.decode(column: "email", as: String.self), role: role, hasSecondFactor: true)
+        let user = StaffUser(id: id, email: row.email, role: role, hasSecondFactor: true)
         let code = (form.value("code") ?? "").trimmingCharacters(in: .whitespaces)
         guard !code.isEmpty else {
             return try await renderCode(req, ticket: ticket, email: user.email, error: "Enter the 6-digit code from your authenticator app, or a recovery code.", status: .badRequest)

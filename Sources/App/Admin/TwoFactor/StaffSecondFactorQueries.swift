@@ -1,7 +1,22 @@
 import SQLKit
 
-/// Statements about a staff member's second factor by email, for the command line and the demo seed.
+/// Statements about a staff member's second factor: by email, for the command line and the demo
+/// seed; by id, for the two-factor pages.
 enum StaffSecondFactorQueries {
+    private struct Enabled: Decodable { let on: Bool }
+
+    /// Whether the staff member has a second factor; false when there is no such staff member.
+    static func isEnabled(user: Int, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("SELECT totp_enabled_at IS NOT NULL AS on FROM staff_users WHERE id = \(bind: user)").first(decoding: Enabled.self)?.on ?? false
+    }
+
+    private struct Email: Decodable { let email: String }
+
+    /// The staff member's email; nil when there is no such staff member.
+    static func email(user: Int, on sql: any SQLDatabase) async throws -> String? {
+        try await sql.raw("SELECT email FROM staff_users WHERE id = \(bind: user)").first(decoding: Email.self)?.email
+    }
+
     /// Turns the factor on with an already sealed secret (no code to check: the demo seed and
     /// nothing else); recovery codes are not made — `Your account → New recovery codes` makes them.
     static func enrolWithoutCode(email: String, sealed: String, on sql: any SQLDatabase) async throws {

@@ -55,8 +55,7 @@ struct TwoFactorController: RouteCollection {
                         headers: HTTPHeaders = [:]) async throws -> Response {
         let user = try req.staff
         let store = TwoFactorStore(req)
-        let enabled = try await req.sql.raw("SELECT totp_enabled_at IS NOT NULL AS on FROM staff_users WHERE id = \(bind: user.id)").first()?
-            .decode(column: "on", as: Bool.self) ?? false
+        let enabled = try await StaffSecondFactorQueries.isEnabled(user: user.id, on: req.sql)
         let secret = enabled ? nil : try pendingSecret(req)
         let page = Page(layout: LayoutView(req, title: "Two-factor sign-in", section: "account"), enabled: enabled,
                         required: req.application.settings.staffTwoFactor.requires(user.role),
@@ -161,8 +160,8 @@ struct TwoFactorController: RouteCollection {
 
     private func target(_ req: Request) async throws -> (Int, String) {
         guard let id = req.parameters.get("id", as: Int.self),
-              let row = try await req.sql.raw("SELECT email FROM staff_users WHERE id = \(bind: id)").first() else { throw Abort(.notFound) }
-        return (id, try row.decode(column: "email", as: String.self))
+              let email = try await StaffSecondFactorQueries.email(user: id, on: req.sql) else { throw Abort(.notFound) }
+        return (id, email)
     }
 
     private func audit(_ req: Request, _ action: String, target: Int) async throws {

@@ -31,9 +31,10 @@ struct TwoFactorStore: Sendable {
         return SHA256.hash(data: Data(normal.utf8)).hex
     }
 
-    /// Turns the factor on with `secret` once `code` matches it; returns the recovery codes to show once.
-    func enable(user: Int, secret: [UInt8], code: String, now: Date = Date()) async throws -> [String]? {
-        guard let step = TOTP.matchingStep(of: code, secret: secret, at: now) else { return nil }
+    /// Turns the factor on with `secret` once `code` matches it (at the app's time now); returns the
+    /// recovery codes to show once.
+    func enable(user: Int, secret: [UInt8], code: String) async throws -> [String]? {
+        guard let step = TOTP.matchingStep(of: code, secret: secret, at: req.now) else { return nil }
         let codes = Self.newRecoveryCodes()
         let sealed = try box.seal(secret)
         try await req.transaction { sql in
@@ -55,12 +56,17 @@ struct TwoFactorStore: Sendable {
 
     enum Accepted: Equatable { case code, recoveryCode(left: Int) }
 
-    /// Checks a code typed at sign-in: a TOTP code of a step not used before, or an unused
-    /// recovery code (spent now). Nil: neither.
-    func verify(user: Int, code: String, now: Date = Date()) async throws -> Accepted? {
-        guard let row = try await sql.raw("SELECT totp_secret FROM staff_users WHERE id = \(bind: user) AND totp_enabled_at IS NOT NULL").first(),
-              let sealed = try row.decode(column: "totp_secret", as: String?.self), let secret = box.open(sealed) else { return nil }
-        if let step = TOTP.matchingStep(of: code, secret: secret, at: now) {
+    private struct Sealed: Decodable { let totpSecret: String? }
+    private struct Spent: Decodable { let spent: Int; let left: Int }
+    private struct Count: Decodable { let n: Int }
+
+    /// Checks a code typed at sign-in: a TOTP code (at the app's time now) of a step not used
+    /// before, or an unused recovery code (spent now). Nil: neither.
+    func verify(user: Int, code: String) async throws -> Accepted? {
+        guard let row = try await sql.raw("SELECT totp_secret FROM staff_users WHERE id = \(bind: user) AND totp_enabled_at IS NOT NULL")
+                .first(decoding: Sealed.self, keyDecodingStrategy: .convertFromSnakeCase),
+              let sealed = row.totpSecret, let secret = box.open(sealed) else { return nil }
+        if let step = TOTP.matchingStep(of: code, secret: secret, at: req.now) {
             let used = try await sql.raw("""
                 UPDATE staff_users SET totp_last_step = \(bind: step) WHERE id = \(bind: user) AND totp_last_step < \(bind: step) RETURNING id
                 """).first()
@@ -74,14 +80,14 @@ struct TwoFactorStore: Sendable {
             )
             SELECT (SELECT count(*) FROM spent) AS spent,
                    (SELECT count(*) FROM staff_recovery_codes WHERE staff_user_id = \(bind: user) AND used_at IS NULL) - 1 AS left
-            """).first()!
-        guard try spent.decode(column: "spent", as: Int.self) == 1 else { return nil }
-        return .recoveryCode(left: try spent.decode(column: "left", as: Int.self))
+            """).first(decoding: Spent.self)!
+        guard spent.spent == 1 else { return nil }
+        return .recoveryCode(left: spent.left)
     }
 
     func recoveryCodesLeft(user: Int) async throws -> Int {
         try await sql.raw("SELECT count(*) AS n FROM staff_recovery_codes WHERE staff_user_id = \(bind: user) AND used_at IS NULL")
-            .first()!.decode(column: "n", as: Int.self)
+            .first(decoding: Count.self)!.n
     }
 
     /// Turns the factor off (the staff member themselves, or an admin's reset).
@@ -96,13 +102,13 @@ struct TwoFactorStore: Sendable {
 enum SecondFactorTicket {
     static let lifetime: TimeInterval = 300
 
-    static func make(user: Int, visitor: String, secret: String, now: Date = Date()) -> String {
+    static func make(user: Int, visitor: String, secret: String, now: Date) -> String {
         let expires = Int(now.timeIntervalSince1970 + lifetime)
         return "\(user).\(expires).\(mac(user: user, expires: expires, visitor: visitor, secret: secret))"
     }
 
     /// The staff member's id when `ticket` is genuine, this visitor's and not expired.
-    static func user(of ticket: String, visitor: String, secret: String, now: Date = Date()) -> Int? {
+    static func user(of ticket: String, visitor: String, secret: String, now: Date) -> Int? {
         let parts = ticket.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let user = Int(parts[0]), let expires = Int(parts[1]), Double(expires) > now.timeIntervalSince1970,
               TOTP.constantTimeEqual(String(parts[2]), mac(user: user, expires: expires, visitor: visitor, secret: secret)) else { return nil }

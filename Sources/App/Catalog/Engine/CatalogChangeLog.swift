@@ -25,7 +25,10 @@ enum CatalogChangeLog {
                   FROM newest WHERE newest.v IS NOT NULL RETURNING 1
             )
             SELECT n FROM newest
-            """).first()
-        return try row?.decode(column: "n", as: Int.self) ?? 0
+            """).first(decoding: Purged.self)
+        return row?.n ?? 0
     }
+
+    /// The purge's one row: how many entries went.
+    private struct Purged: Decodable { let n: Int }
 }

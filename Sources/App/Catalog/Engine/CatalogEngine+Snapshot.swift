@@ -10,14 +10,14 @@ extension CatalogEngine {
     /// that far) and marks the engine ready. Throws `EngineSnapshot.Refusal` when it cannot be used.
     @discardableResult
     func start(fromSnapshot path: String, on database: any Database) async throws -> EngineSnapshot.Header {
-        let started = Date()
+        let started = ContinuousClock.now
         begin(.loading)
         let header: EngineSnapshot.Header, loadedIn: Double
         do {
             let identity = try await Self.identity(on: database)
             let loaded: EngineSnapshot.Contents
             (header, loaded) = try await Task.detached { try EngineSnapshot.read(from: path, expecting: identity) }.value
-            loadedIn = Date().timeIntervalSince(started)
+            loadedIn = started.secondsElapsed
             install(loaded.index, version: header.version, answers: loaded.answers)
             try await catchUp(to: try await Self.catalogVersion(on: database), on: database)
         } catch {
@@ -25,30 +25,30 @@ extension CatalogEngine {
             throw error
         }
         markReady()
-        howStarted.withLockedValue { $0 = Start(from: "snapshot", seconds: Date().timeIntervalSince(started), loadSeconds: loadedIn) }
+        howStarted.withLockedValue { $0 = Start(from: "snapshot", seconds: started.secondsElapsed, loadSeconds: loadedIn) }
         logger.info("catalog engine started from its snapshot", metadata: [
             "books": .stringConvertible(header.books), "snapshot_version": .stringConvertible(header.version),
             "version": .stringConvertible(currentVersion), "load_seconds": .string(String(format: "%.2f", loadedIn)),
-            "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started))),
+            "seconds": .string(String(format: "%.2f", started.secondsElapsed)),
         ])
         return header
     }
 
-    /// Writes the engine as it is now to `path`; nil when it is not ready, or when the file there
-    /// already holds this version or a newer one of this build, schema and database (another
-    /// instance wrote it).
+    /// Writes the engine as it is now to `path`, stamped written at `now` (the app's clock); nil
+    /// when it is not ready, or when the file there already holds this version or a newer one of
+    /// this build, schema and database (another instance wrote it).
     @discardableResult
-    func writeSnapshot(to path: String, on database: any Database) async throws -> EngineSnapshot.Header? {
+    func writeSnapshot(to path: String, on database: any Database, now: Date) async throws -> EngineSnapshot.Header? {
         guard let (index, version, answers) = currentState() else { return nil }
         let identity = try await Self.identity(on: database)
         if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build,
            existing.schema == identity.schema, existing.catalog == identity.catalog, existing.version >= version { return nil }
-        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
-        let started = Date()
+        let header = EngineSnapshot.Header(build: EngineSnapshot.build, schema: identity.schema, catalog: identity.catalog, version: version, books: index.count, writtenAt: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down)))
+        let started = ContinuousClock.now
         let size = try await Task.detached { try EngineSnapshot.write(.init(index: index, answers: answers), header: header, to: path) }.value
         logger.info("catalog engine snapshot written", metadata: [
             "path": .string(path), "version": .stringConvertible(version), "books": .stringConvertible(index.count),
-            "megabytes": .stringConvertible(size >> 20), "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started))),
+            "megabytes": .stringConvertible(size >> 20), "seconds": .string(String(format: "%.2f", started.secondsElapsed)),
         ])
         return header
     }
@@ -59,14 +59,16 @@ extension CatalogEngine {
             SELECT (SELECT coalesce(md5(string_agg(version || ':' || checksum, ',' ORDER BY version)), '') FROM schema_migrations) AS schema,
                    catalog_id::text AS catalog, version
               FROM catalog_state
-            """).first()
+            """).first(decoding: EngineSnapshot.Identity.self)
         guard let row else { throw EngineSnapshot.Refusal.damaged("catalog_state has no row") }
-        return EngineSnapshot.Identity(schema: try row.decode(column: "schema", as: String.self), catalog: try row.decode(column: "catalog", as: String.self),
-                                       version: try row.decode(column: "version", as: Int.self))
+        return row
     }
 
+    /// A row of `SELECT version FROM catalog_state`.
+    struct VersionRow: Decodable, Sendable { let version: Int }
+
     static func catalogVersion(on database: any Database) async throws -> Int {
-        try await sql(database).raw("SELECT version FROM catalog_state").first()?.decode(column: "version", as: Int.self) ?? 0
+        try await sql(database).raw("SELECT version FROM catalog_state").first(decoding: VersionRow.self)?.version ?? 0
     }
 
     private static func sql(_ database: any Database) throws -> any SQLDatabase {

@@ -73,7 +73,7 @@ final class CatalogEngine: @unchecked Sendable {
     /// Builds the index from scratch (start-up, or a change log this instance can no longer follow).
     func build(on database: any Database) async throws {
         begin(.building)
-        let started = Date()
+        let started = ContinuousClock.now
         do {
             let (fresh, builtVersion) = try await withBuildConnection(database) { connection in
                 try await self.load(on: connection)
@@ -84,9 +84,9 @@ final class CatalogEngine: @unchecked Sendable {
             }
             Self.returnFreedMemory()
             status.withLockedValue { $0 = .ready }
-            howStarted.withLockedValue { $0 = Start(from: "build", seconds: Date().timeIntervalSince(started)) }
+            howStarted.withLockedValue { $0 = Start(from: "build", seconds: started.secondsElapsed) }
             logger.info("catalog engine built", metadata: ["books": .stringConvertible(fresh.count), "version": .stringConvertible(builtVersion),
-                                                           "seconds": .string(String(format: "%.2f", Date().timeIntervalSince(started)))])
+                                                           "seconds": .string(String(format: "%.2f", started.secondsElapsed))])
         } catch {
             status.withLockedValue { if $0 == .building { $0 = .failed } }
             throw error
@@ -135,8 +135,8 @@ final class CatalogEngine: @unchecked Sendable {
     /// pass; true when it is ready. A load is seconds at most, and a request that waits for it is
     /// answered from the engine instead of by a slow SQL answer competing with the load for CPU.
     func waitWhileLoading(seconds: Double) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while state == .loading && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while state == .loading && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         return isReady
     }
 

@@ -75,7 +75,7 @@ enum EngineSnapshot {
     }()
 
     /// What a snapshot must match: the schema as the migrations table records it, and the catalog.
-    struct Identity: Sendable {
+    struct Identity: Decodable, Sendable {
         var schema: String
         var catalog: String
         var version: Int

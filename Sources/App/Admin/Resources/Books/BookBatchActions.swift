@@ -11,7 +11,7 @@ extension AdminResource {
                     INSERT INTO book_categories (book_id, category_id)
                     SELECT b.id, \(bind: category) FROM books b WHERE b.id = ANY(\(bind: ids)::bigint[])
                     ON CONFLICT (book_id, category_id) DO NOTHING RETURNING book_id
-                    """).all().map { try $0.decode(column: "book_id", as: Int.self) }
+                    """).all(decoding: BookID.self).map(\.bookID)
             }
             let name = try await BookCategories.name(of: category, on: batch.sql)
             return "\(books(added.count)) added to “\(name)”" + (added.count < ids.count ? " (\(ids.count - added.count) already had it)." : ".")
@@ -20,8 +20,8 @@ extension AdminResource {
             guard let category = target.flatMap(Int.init) else { return "Choose a category." }
             let removed = try await batch.audited("remove from category", ids) { sql in
                 try await sql.delete(from: "book_categories").where("category_id", .equal, SQLBind(category))
-                    .where("book_id", .equal, SQLFunction("ANY", args: SQLBind(ids))).returning("book_id").all()
-                    .map { try $0.decode(column: "book_id", as: Int.self) }
+                    .where("book_id", .equal, SQLFunction("ANY", args: SQLBind(ids))).returning("book_id").all(decoding: BookID.self)
+                    .map(\.bookID)
             }
             let name = try await BookCategories.name(of: category, on: batch.sql)
             return "\(books(removed.count)) removed from “\(name)”."
@@ -31,7 +31,7 @@ extension AdminResource {
             let changed = try await batch.audited("change status", ids) { sql in
                 try await sql.update("books").set("status", to: SQLBind(status))
                     .where("id", .equal, SQLFunction("ANY", args: SQLBind(ids))).where("status", .notEqual, SQLBind(status))
-                    .returning("id").all().map { try $0.decode(column: "id", as: Int.self) }
+                    .returning("id").all(decoding: ResourceRows.ID.self).map(\.id)
             }
             return "\(books(changed.count)) changed to \(status)."
         },
@@ -47,7 +47,7 @@ extension AdminResource {
                     UPDATE rights_windows w SET ends_at = last.ends_at + make_interval(days => \(bind: days)::int)
                       FROM last WHERE w.id = last.id AND last.ends_at IS NOT NULL AND last.ends_at + make_interval(days => \(bind: days)::int) > last.starts_at
                     RETURNING w.book_id
-                    """).all().map { try $0.decode(column: "book_id", as: Int.self) }
+                    """).all(decoding: BookID.self).map(\.bookID)
             }
             let skipped = ids.count - shifted.count
             return "\(books(shifted.count)): rights \(days > 0 ? "extended" : "shortened") by \(abs(days)) \(abs(days) == 1 ? "day" : "days")"
@@ -59,14 +59,26 @@ extension AdminResource {
         Choice(value: String($0), label: $0 > 0 ? "+\($0) days" : "\($0) days")
     }
 
+    /// The `book_id` a batch statement returns for each book it changed.
+    private struct BookID: Decodable {
+        let bookID: Int
+        enum CodingKeys: String, CodingKey { case bookID = "book_id" }
+    }
+
     private static func books(_ n: Int) -> String { "\(n) \(n == 1 ? "book" : "books")" }
 }
 
 /// A book's categories: the form's checkboxes and the batch actions.
 enum BookCategories {
+    private struct CategoryID: Decodable {
+        let categoryID: Int
+        enum CodingKeys: String, CodingKey { case categoryID = "category_id" }
+    }
+    private struct Name: Decodable { let name: String }
+
     static func ids(of book: Int, on sql: any SQLDatabase) async throws -> [Int] {
-        try await sql.select().column("category_id").from("book_categories").where("book_id", .equal, SQLBind(book)).all()
-            .map { try $0.decode(column: "category_id", as: Int.self) }
+        try await sql.select().column("category_id").from("book_categories").where("book_id", .equal, SQLBind(book))
+            .all(decoding: CategoryID.self).map(\.categoryID)
     }
 
     /// Exactly `ids`: the others removed, the missing added.
@@ -80,7 +92,7 @@ enum BookCategories {
     }
 
     static func name(of category: Int, on sql: any SQLDatabase) async throws -> String {
-        try await sql.select().column("name").from("categories").where("id", .equal, SQLBind(category)).first()?
-            .decode(column: "name", as: String.self) ?? "category \(category)"
+        try await sql.select().column("name").from("categories").where("id", .equal, SQLBind(category))
+            .first(decoding: Name.self)?.name ?? "category \(category)"
     }
 }

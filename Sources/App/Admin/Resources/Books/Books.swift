@@ -95,16 +95,19 @@ extension AdminResource {
             related: bookRelated,
             recordActions: [RecordAction(label: "Cover", path: BookCoverController.path), RecordAction(label: "Review", path: ReviewController.path)],
             deleteWarning: { id, sql in
-                let row = try await sql.raw("""
+                let goes = try await sql.raw("""
                     SELECT (SELECT count(*) FROM library_entries WHERE book_id = \(bind: id)) AS libraries,
                            (SELECT count(*) FROM rights_windows WHERE book_id = \(bind: id)) AS windows
-                    """).first()!
-                let libraries = try row.decode(column: "libraries", as: Int.self), windows = try row.decode(column: "windows", as: Int.self)
+                    """).first(decoding: DeletedWith.self)!
+                let libraries = goes.libraries, windows = goes.windows
                 return "Its video asset, \(windows) rights \(windows == 1 ? "window" : "windows") and \(libraries) library \(libraries == 1 ? "entry" : "entries") go with it. Archiving keeps them."
             },
             snapshot: bookSnapshot
         )
     )
+
+    /// What goes with a deleted book (its delete warning).
+    private struct DeletedWith: Decodable { let libraries: Int; let windows: Int }
 
     /// `^https?://[^\\s]+$`, the database's check.
     static func isWebURL(_ text: String) -> Bool {

@@ -8,7 +8,7 @@ extension Request {
     func childAnswer(_ child: ChildState, route: String,
                      compute: () async throws -> (response: Response, validUntil: Date?)) async throws -> Response {
         let key = "\(route)|\(child.id)|\(url.query ?? "")"
-        return try await application.appServices.childAnswers.answer(for: key, fingerprint: child.fingerprint, on: eventLoop) {
+        return try await application.appServices.childAnswers.answer(for: key, fingerprint: child.fingerprint, clock: application.appServices.clock, on: eventLoop) {
             let (response, validUntil) = try await compute()
             return (response, key, validUntil)
         }
@@ -48,6 +48,8 @@ struct ChildState: Sendable {
 /// asking, and a child of another parent has no value.
 final class ChildStates: Sendable {
     struct Key: Hashable, Sendable { let child: Int; let parent: Int }
+    /// A child's row besides its controls (`ChildControls.Row`).
+    struct Row: Decodable { let id: Int; let parentId: Int; let playsCount: Int; let activity: Int; let version: Int; let country: String?; let library: [Int]? }
 
     let reads = BatchedRead<Key, ChildState> { keys, sql in
         sql.raw("""
@@ -57,12 +59,10 @@ final class ChildStates: Sendable {
             """).all().flatMapThrowing { rows in
             var states: [Key: ChildState] = [:]
             for row in rows {
-                let key = Key(child: try row.decode(column: "id", as: Int.self), parent: try row.decode(column: "parent_id", as: Int.self))
-                states[key] = ChildState(id: key.child, plays: try row.decode(column: "plays_count", as: Int.self),
-                                         activity: try row.decode(column: "activity", as: Int.self),
-                                         catalogVersion: try row.decode(column: "version", as: Int.self),
-                                         country: try row.decode(column: "country", as: String?.self),
-                                         controls: try ChildControls(row: row), library: try row.decode(column: "library", as: [Int]?.self))
+                let r = try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+                let key = Key(child: r.id, parent: r.parentId)
+                states[key] = ChildState(id: key.child, plays: r.playsCount, activity: r.activity, catalogVersion: r.version,
+                                         country: r.country, controls: try ChildControls(row: row), library: r.library)
             }
             return states
         }
@@ -80,9 +80,10 @@ final class ChildAnswers: Sendable {
     private let entries = NIOLockedValueBox([String: Entry]())
     private let computing = NIOLockedValueBox([String: Computing]())
 
-    func response(for key: String, fingerprint: String) -> Response? {
+    /// The answer kept for `key` at `fingerprint`, when it is still right `now`.
+    func response(for key: String, fingerprint: String, now: Date) -> Response? {
         guard let entry = entries.withLockedValue({ $0[key] }), entry.fingerprint == fingerprint,
-              entry.validUntil.map({ $0 > Date() }) ?? true else { return nil }
+              entry.validUntil.map({ $0 > now }) ?? true else { return nil }
         let response = Response.json(entry.body)
         if let link = entry.link { response.headers.replaceOrAdd(name: "Link", value: link) }
         return response
@@ -90,10 +91,11 @@ final class ChildAnswers: Sendable {
 
     /// The answer kept for `key`, or `compute`'s, kept under the key it names. Concurrent requests
     /// for one key at one fingerprint compute it once: the others wait and then read it (or, when
-    /// the computation failed or kept nothing under `key`, compute their own).
-    func answer(for key: String, fingerprint: String, on loop: any EventLoop,
+    /// the computation failed or kept nothing under `key`, compute their own). `clock` says when a
+    /// kept answer stops being right.
+    func answer(for key: String, fingerprint: String, clock: AppClock, on loop: any EventLoop,
                 compute: () async throws -> (response: Response, key: String, validUntil: Date?)) async throws -> Response {
-        if let response = response(for: key, fingerprint: fingerprint) { return response }
+        if let response = response(for: key, fingerprint: fingerprint, now: clock.now()) { return response }
         let promise = loop.makePromise(of: Void.self)
         let running = computing.withLockedValue { computing -> EventLoopFuture<Void>? in
             if let other = computing[key], other.fingerprint == fingerprint { return other.done }
@@ -103,7 +105,7 @@ final class ChildAnswers: Sendable {
         if let running {
             promise.succeed()
             try? await running.get()
-            if let response = response(for: key, fingerprint: fingerprint) { return response }
+            if let response = response(for: key, fingerprint: fingerprint, now: clock.now()) { return response }
             let (response, storeKey, validUntil) = try await compute()
             store(response, for: storeKey, fingerprint: fingerprint, validUntil: validUntil)
             return response

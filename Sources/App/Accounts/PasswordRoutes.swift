@@ -4,9 +4,9 @@ import Vapor
 /// `POST /api/v1/me/password {current_password, new_password}`: the current one required (and
 /// throttled like a sign-in), the new one by `ParentPassword`'s rules. Every other device is
 /// signed out; this one stays signed in.
-struct PasswordRoutes: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        routes.grouped(ParentAuthMiddleware()).on(.POST, "me", "password", body: .collect(maxSize: "16kb"), use: change)
+struct PasswordRoutes: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        api.parent.on(.POST, "me", "password", body: .collect(maxSize: "16kb"), use: change)
     }
 
     @Sendable

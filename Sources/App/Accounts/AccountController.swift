@@ -4,9 +4,9 @@ import Vapor
 
 /// `GET /api/v1/me` and `PATCH /api/v1/me {"time_zone", "country"}`: the signed-in parent, the time
 /// zone family controls read days and bedtimes in, and the country whose rights windows apply.
-struct AccountController: RouteCollection {
-    func boot(routes: any RoutesBuilder) throws {
-        let me = routes.grouped(ParentAuthMiddleware()).grouped("me")
+struct AccountController: APIRouteCollection {
+    func boot(api: APIRoutes) throws {
+        let me = api.parent.grouped("me")
         me.get(use: show)
         me.patch(use: update)
     }

@@ -1,0 +1,24 @@
+import SQLKit
+
+/// The statement of a child's export (`ChildExportController`).
+enum ChildExportQueries {
+    struct Document: Decodable { let document: String }
+
+    /// Everything kept about `child` of `parent` as one JSON document: the profile and one array
+    /// per section (every row of its table with the child's `child_id`, in its order); nil when
+    /// the parent has no such child.
+    static func document(child: Int, parent: Int, sections: [(name: String, table: String, order: String)],
+                         on sql: any SQLDatabase) async throws -> String? {
+        var parts: [SQLQueryString] = ["'exported_at', now()", "'profile', (SELECT to_jsonb(c) FROM children c WHERE c.id = \(bind: child))"]
+        for section in sections {
+            parts.append("""
+                \(literal: section.name), (SELECT COALESCE(jsonb_agg(to_jsonb(t) ORDER BY \(unsafeRaw: section.order)), '[]')
+                                             FROM \(ident: section.table) t WHERE t.child_id = \(bind: child))
+                """)
+        }
+        return try await sql.raw("""
+            SELECT jsonb_build_object(\(parts.joined(separator: ", ")))::text AS document
+              FROM children WHERE id = \(bind: child) AND parent_id = \(bind: parent)
+            """).first(decoding: Document.self)?.document
+    }
+}
