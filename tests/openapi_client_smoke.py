@@ -1,27 +1,35 @@
 """Drives the client openapi-python-client generated from public/openapi.json (tests/openapi.sh)
 over every operation of a served app, as a third-party parents' app would: each call must answer
 the expected status and parse into the document's model (not `None`, not an undocumented shape).
-Fails when an operation of the document was not called.
+Fails when an operation of the document was not called, or has no tag (the client groups its
+operations by tag: `storytime_client.api.<tag>`; an untagged one would land in `api.default`).
 
     PYTHONPATH=.build/python-client python3 tests/openapi_client_smoke.py http://127.0.0.1:PORT
 """
 import datetime
 import importlib
+import json
 import pkgutil
 import sys
 
-import storytime_client.api.default as operations
+import storytime_client.api as api
 from storytime_client import AuthenticatedClient, Client
 from storytime_client import models as m
 from storytime_client.types import Unset
 
 base = sys.argv[1]
 called: set[str] = set()
+# Every operation's module, found under its tag's package.
+modules = {name: f"{api.__name__}.{tag}.{name}" for _, tag, _ in pkgutil.iter_modules(api.__path__)
+           for _, name, _ in pkgutil.iter_modules(importlib.import_module(f"{api.__name__}.{tag}").__path__)}
+untagged = sorted(name for name, module in modules.items() if module.startswith(f"{api.__name__}.default."))
+if untagged:
+    sys.exit(f"operations without a tag: {untagged}")
 
 
 def call(operation: str, status: int, client, **arguments):
     """Calls `operation`; its answer must have `status` and parse (a problem for an error)."""
-    module = importlib.import_module(f"storytime_client.api.default.{operation}")
+    module = importlib.import_module(modules[operation])
     response = module.sync_detailed(client=client, **arguments)
     called.add(operation)
     if response.status_code != status:
@@ -30,7 +38,7 @@ def call(operation: str, status: int, client, **arguments):
     if status >= 400:
         if not isinstance(parsed, m.Problem):
             sys.exit(f"{operation}: the {status} did not parse as a Problem: {response.content[:300]!r}")
-    elif status != 204 and parsed is None:
+    elif status not in (204, 304) and parsed is None:
         sys.exit(f"{operation}: the {status} answer did not parse: {response.content[:300]!r}")
     elif isinstance(parsed, m.Problem):
         sys.exit(f"{operation}: a problem for a {status}: {response.content[:300]!r}")
@@ -60,6 +68,9 @@ refreshed = call("refresh_token", 200, anonymous, body=m.RefreshTokenBody(refres
 parent = AuthenticatedClient(base_url=base, token=refreshed.access_token, raise_on_unexpected_status=True)
 
 me = call("get_me", 200, parent).data
+# A conditional GET with the answer's ETag is the documented 304.
+etag = importlib.import_module(modules["get_me"]).sync_detailed(client=parent).headers["etag"]
+call("get_me", 304, parent, if_none_match=etag)
 call("update_me", 200, parent, body=m.UpdateMeBody(time_zone="Europe/Paris", country=me.country))
 devices = call("list_devices", 200, parent).data
 assert devices, "no device listed"
@@ -87,7 +98,12 @@ call("catalog_calendar_day", 200, parent, date=datetime.date.today().isoformat()
 # Children and their libraries.
 children = call("list_children", 200, parent).data
 ada = children[0].id
-ben = call("add_child", 201, parent, body=m.AddChildBody(name="Ben", birth_year=datetime.date.today().year - 5)).data.id
+# Idempotency-Key: a retry is the first answer again; the key with another body is the documented 422.
+ben_body = m.AddChildBody(name="Ben", birth_year=datetime.date.today().year - 5)
+ben = call("add_child", 201, parent, body=ben_body, idempotency_key="smoke-add-ben").data.id
+assert call("add_child", 201, parent, body=ben_body, idempotency_key="smoke-add-ben").data.id == ben, "the retry added another child"
+reused = call("add_child", 422, parent, body=m.AddChildBody(name="Cleo"), idempotency_key="smoke-add-ben")
+assert reused.code == "idempotency_key_reused", reused
 call("get_child", 200, parent, child_id=ben)
 call("update_child", 200, parent, child_id=ben, body=m.UpdateChildBody(name="Benjamin"))
 call("add_to_library", 201, parent, child_id=ada, body=m.AddToLibraryBody(book_id=books[0].id))
@@ -105,7 +121,12 @@ assert [r.status.value for r in batch.data] == ["recorded", "recorded", "recorde
 call("continue_watching", 200, parent, child_id=ada)
 history = call("list_history", 200, parent, child_id=ada).data
 assert history, "the play is not in the history"
-call("export_history", 200, parent, child_id=ada)
+# Exports are downloads: the client reads them as text (`text/csv` comes first in the document),
+# never as JSON it would choke on with format=csv.
+exported = call("export_history", 200, parent, child_id=ada)
+assert isinstance(exported, str) and json.loads(exported)["data"], exported[:200]
+exported = call("export_history", 200, parent, child_id=ada, format_=m.ExportHistoryFormat.CSV)
+assert isinstance(exported, str) and exported.startswith("play_id,book_id,") and exported.count("\n") > 1, exported[:200]
 call("child_stats", 200, parent, child_id=ada)
 call("copy_library_entry", 201, parent, child_id=ada, book_id=books[0].id, body=m.CopyLibraryEntryBody(to_child_id=ben))
 call("move_library_entry", 200, parent, child_id=ada, book_id=books[1].id, body=m.MoveLibraryEntryBody(to_child_id=ben))
@@ -139,7 +160,10 @@ call("list_book_requests", 200, parent, child_id=ada)
 call("approve_book_request", 200, parent, child_id=ada, request_id=first.id)
 call("decline_book_request", 200, parent, child_id=ada, request_id=second.id)
 call("remove_parent_pin", 204, parent, body=m.RemoveParentPinBody(password="smoke password"))
-call("export_child", 200, parent, child_id=ada)
+exported = call("export_child", 200, parent, child_id=ada)
+assert isinstance(exported, str) and json.loads(exported), exported[:200]
+exported = call("export_child", 200, parent, child_id=ada, format_=m.ExportChildFormat.CSV)
+assert isinstance(exported, str) and exported.startswith("play_id,book_id,"), exported[:200]
 call("remove_child", 200, parent, child_id=ben)
 
 # The account's own changes, then signing devices out, then the account itself.
@@ -154,7 +178,7 @@ call("sign_out_all_devices", 204, parent)
 parent, _ = signed_in("smoke@example.com", "smoke password two", "Smoke phone 3")
 call("delete_account", 200, parent, body=m.DeleteAccountBody(password="smoke password two"))
 
-every = {name for _, name, _ in pkgutil.iter_modules(operations.__path__)}
+every = set(modules)
 missing = every - called
 if missing:
     sys.exit(f"operations never called: {sorted(missing)}")
