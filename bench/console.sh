@@ -45,7 +45,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     cd "$(dirname "$0")/.."
     n=${1:?size}; app=${2:-.build/release/App}
     export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij \
-    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef
+    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef \
+    STAFF_2FA_KEY=bench-staff-2fa-key-0123456789abcdefghijklmn
     export LOG_LEVEL=error CATALOG_ENGINE=off
     work=$(mktemp -d); results=$work/results.md; server=
     trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT

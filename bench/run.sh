@@ -28,7 +28,8 @@ flags=""
 app=.build/$build/App
 port=$(scripts/db.sh port)
 export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij \
-    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef
+    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef \
+    STAFF_2FA_KEY=bench-staff-2fa-key-0123456789abcdefghijklmn
 # The load is a few accounts at thousands of requests a second: no per-account budget.
 export LOG_LEVEL=error BCRYPT_COST=4 RATE_LIMIT_REQUESTS=0
 mkdir -p bench/results

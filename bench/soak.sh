@@ -16,7 +16,8 @@ scripts/db.sh up >/dev/null
 [ "${SOAK_SKIP_BUILD:-0}" = 1 ] || swift build -c release --product App $(scripts/release-flags.sh) >/dev/null
 app=.build/release/App
 export JWT_SECRET=bench-jwt-secret-0123456789abcdefghijklmn SESSION_SECRET=bench-session-secret-0123456789abcdefghij \
-    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef
+    PLAYBACK_SIGNING_KEY=bench-playback-key-0123456789abcdefghijklm VIDEO_WEBHOOK_SECRET=bench-video-webhook-secret-0123456789abcdef \
+    STAFF_2FA_KEY=bench-staff-2fa-key-0123456789abcdefghijklmn
 # The load is a few accounts at thousands of requests a second: no per-account budget.
 export LOG_LEVEL=error BCRYPT_COST=4 RATE_LIMIT_REQUESTS=0
 mkdir -p bench/results

@@ -5,9 +5,12 @@ import Vapor
 /// `staff create --email E --password P [--role admin|editor|viewer]`.
 struct StaffCommand: StorytimeCommandGroup {
     let name = "staff"
-    var help: String { "Manages console staff: 'staff create --email E --password P [--role R]', 'staff unlock --email E', 'staff code --email E'." }
+    var help: String {
+        "Manages console staff: 'staff create --email E --password P [--role R]', 'staff unlock --email E', 'staff code --email E', "
+            + "'staff reseal-2fa --old-key-env NAME'."
+    }
     var subcommands: [String: any AnyAsyncCommand] {
-        ["create": StaffCreateCommand(), "unlock": UnlockCommand(kind: .staff), "code": StaffCodeCommand()]
+        ["create": StaffCreateCommand(), "unlock": UnlockCommand(kind: .staff), "code": StaffCodeCommand(), "reseal-2fa": StaffResealCommand()]
     }
 }
 

@@ -64,7 +64,7 @@ struct SeedDemoCommand: StorytimeCommand {
             console.print("The catalog already has \(count) books; demo seed skipped.")
             if let credentialsFile, let saved = try? String(contentsOfFile: credentialsFile, encoding: .utf8) { console.print(saved) }
         case .seeded(var credentials):
-            let box = SecretBox(sessionSecret: app.settings.sessionSecret)
+            let box = StaffSecretKeys(app.settings).current
             let secret = try await context.withDatabase { sql in try await DemoSecondFactor.enrol(box: box, on: sql) }
             credentials += DemoSecondFactor.credentials(secret: secret)
             console.print(credentials)

@@ -12,7 +12,7 @@ enum DemoSecondFactor {
     static func enrol(email: String = email, box: SecretBox, on sql: any SQLDatabase) async throws -> String {
         let secret = [UInt8].random(count: 20)
         try await StaffSecondFactorQueries.enrolWithoutCode(email: email, sealed: try box.seal(secret), on: sql)
-        return Base32.encode(secret)
+        return Data(secret).base32EncodedString()
     }
 
     /// The lines `make run` prints about it.
@@ -40,12 +40,12 @@ struct StaffCodeCommand: StorytimeCommand {
         let email = try CommandInput.email(arguments.required("email"))
         let sealed = try await context.withDatabase { sql in try await StaffSecondFactorQueries.sealedSecret(email: email, on: sql) }
         guard let sealed else { throw Abort(.notFound, reason: "\(email) has no second factor enrolled") }
-        guard let secret = SecretBox(sessionSecret: app.settings.sessionSecret).open(sealed) else {
-            throw Abort(.conflict, reason: "the second factor of \(email) was sealed under another SESSION_SECRET")
+        guard let secret = try StaffSecretKeys(app.settings).open(sealed)?.secret else {
+            throw Abort(.conflict, reason: "the second factor of \(email) was sealed under another STAFF_2FA_KEY")
         }
         let now = app.now
-        let step = TOTP.step(at: now)
-        let left = Int(TOTP.period) - Int(now.timeIntervalSince1970) % Int(TOTP.period)
-        context.console.print("\(TOTP.code(secret: secret, step: step))  (valid for \(left) s more; the next code: \(TOTP.code(secret: secret, step: step + 1)))")
+        let step = StaffTOTP.step(at: now)
+        let left = StaffTOTP.period - Int(now.timeIntervalSince1970) % StaffTOTP.period
+        context.console.print("\(StaffTOTP.code(secret: secret, step: step))  (valid for \(left) s more; the next code: \(StaffTOTP.code(secret: secret, step: step + 1)))")
     }
 }

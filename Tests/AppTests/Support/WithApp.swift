@@ -64,6 +64,7 @@ func testSettings(database: String) -> Settings {
     settings.rateLimitRequests = 0
     // Suites sign in as admins without a second factor; its own tests require it.
     settings.staffTwoFactor = .none
+    settings.staffTwoFactorKey = "test-staff-2fa-key-that-is-long-enough-0123456789"
     return settings
 }
 

@@ -1,7 +1,7 @@
 import SQLKit
 
 /// Statements about a staff member's second factor: by email, for the command line and the demo
-/// seed; by id, for the two-factor pages.
+/// seed; by id, for the two-factor pages; every sealed secret, for `staff reseal-2fa`.
 enum StaffSecondFactorQueries {
     private struct Enabled: Decodable { let on: Bool }
 
@@ -33,5 +33,22 @@ enum StaffSecondFactorQueries {
         try await sql.raw("""
             SELECT totp_secret FROM staff_users WHERE lower(email) = lower(\(bind: email)) AND totp_enabled_at IS NOT NULL
             """).first(decoding: Sealed.self)?.totp_secret
+    }
+
+    /// Replaces a sealed secret by the same secret sealed under another key, unless it changed
+    /// meanwhile (a reset, a new enrolment); whether it did.
+    @discardableResult
+    static func reseal(user: Int, from old: String, to new: String, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("""
+            UPDATE staff_users SET totp_secret = \(bind: new) WHERE id = \(bind: user) AND totp_secret = \(bind: old) RETURNING id
+            """).first() != nil
+    }
+
+    struct Enrolled: Decodable { let id: Int; let email: String; let totp_secret: String }
+
+    /// Every stored sealed secret, locked until the transaction ends (run inside one).
+    static func allSealedForUpdate(on sql: any SQLDatabase) async throws -> [Enrolled] {
+        try await sql.raw("SELECT id, email, totp_secret FROM staff_users WHERE totp_secret IS NOT NULL ORDER BY id FOR UPDATE")
+            .all(decoding: Enrolled.self)
     }
 }

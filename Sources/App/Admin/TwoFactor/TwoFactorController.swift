@@ -44,7 +44,7 @@ struct TwoFactorController: RouteCollection {
     /// The secret being enrolled: kept sealed in the session until confirmed, so the QR code and
     /// the page show the same one.
     private func pendingSecret(_ req: Request) throws -> [UInt8] {
-        let box = SecretBox(sessionSecret: req.application.settings.sessionSecret)
+        let box = StaffSecretKeys(req.application.settings).current
         if let sealed = req.adminSession.pendingTOTP, let secret = box.open(sealed) { return secret }
         let secret = [UInt8].random(count: 20)
         req.adminSession.pendingTOTP = try box.seal(secret)
@@ -59,7 +59,7 @@ struct TwoFactorController: RouteCollection {
         let secret = enabled ? nil : try pendingSecret(req)
         let page = Page(layout: LayoutView(req, title: "Two-factor sign-in", section: "account"), enabled: enabled,
                         required: req.application.settings.staffTwoFactor.requires(user.role),
-                        secret: secret.map { Base32.encode($0).chunked(4) }, qrURL: AdminPath.twoFactorQR,
+                        secret: secret.map { Data($0).base32EncodedString().chunked(4) }, qrURL: AdminPath.twoFactorQR,
                         codesLeft: enabled ? try await store.recoveryCodesLeft(user: user.id) : 0, newCodes: newCodes, hasNewCodes: !newCodes.isEmpty, error: error)
         var headers = headers
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
@@ -72,7 +72,7 @@ struct TwoFactorController: RouteCollection {
     @Sendable
     func qr(req: Request) async throws -> Response {
         let user = try req.staff
-        let svg = try await QRCode.svg(TOTP.link(secret: try pendingSecret(req), account: user.email))
+        let svg = try await QRCode.svg(StaffTOTP.link(secret: try pendingSecret(req), account: user.email))
         return Response(status: .ok, headers: ["Content-Type": "image/svg+xml", "Cache-Control": "no-store"], body: .init(string: svg))
     }
 

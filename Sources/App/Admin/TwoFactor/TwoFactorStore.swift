@@ -8,12 +8,12 @@ import Vapor
 /// SHA-256, each spent by one conditional update.
 struct TwoFactorStore: Sendable {
     let req: Request
-    let box: SecretBox
+    let keys: StaffSecretKeys
     var sql: any SQLDatabase { req.sql }
 
     init(_ req: Request) {
         self.req = req
-        box = SecretBox(sessionSecret: req.application.settings.sessionSecret)
+        keys = StaffSecretKeys(req.application.settings)
     }
 
     static let recoveryCount = 10
@@ -21,7 +21,7 @@ struct TwoFactorStore: Sendable {
     /// `xxxxx-xxxxx`: 50 random bits in base32 (no 0/1/8/9 to misread).
     static func newRecoveryCodes() -> [String] {
         (0..<recoveryCount).map { _ in
-            let text = Base32.encode([UInt8].random(count: 7)).lowercased().prefix(10)
+            let text = Data([UInt8].random(count: 7)).base32EncodedString().lowercased().prefix(10)
             return text.prefix(5) + "-" + text.suffix(5)
         }
     }
@@ -34,9 +34,9 @@ struct TwoFactorStore: Sendable {
     /// Turns the factor on with `secret` once `code` matches it (at the app's time now); returns the
     /// recovery codes to show once.
     func enable(user: Int, secret: [UInt8], code: String) async throws -> [String]? {
-        guard let step = TOTP.matchingStep(of: code, secret: secret, at: req.now) else { return nil }
+        guard let step = StaffTOTP.matchingStep(of: code, secret: secret, at: req.now) else { return nil }
         let codes = Self.newRecoveryCodes()
-        let sealed = try box.seal(secret)
+        let sealed = try keys.current.seal(secret)
         try await req.transaction { sql in
             try await sql.raw("""
                 UPDATE staff_users SET totp_secret = \(bind: sealed), totp_enabled_at = now(), totp_last_step = \(bind: step)
@@ -61,12 +61,21 @@ struct TwoFactorStore: Sendable {
     private struct Count: Decodable { let n: Int }
 
     /// Checks a code typed at sign-in: a TOTP code (at the app's time now) of a step not used
-    /// before, or an unused recovery code (spent now). Nil: neither.
+    /// before, or an unused recovery code (spent now). Nil: neither. A secret still sealed under
+    /// the legacy key (`SESSION_SECRET`) is sealed under `STAFF_2FA_KEY` once a code is accepted.
     func verify(user: Int, code: String) async throws -> Accepted? {
         guard let row = try await sql.raw("SELECT totp_secret FROM staff_users WHERE id = \(bind: user) AND totp_enabled_at IS NOT NULL")
                 .first(decoding: Sealed.self, keyDecodingStrategy: .convertFromSnakeCase),
-              let sealed = row.totpSecret, let secret = box.open(sealed) else { return nil }
-        if let step = TOTP.matchingStep(of: code, secret: secret, at: req.now) {
+              let sealed = row.totpSecret, let opened = try keys.open(sealed) else { return nil }
+        let accepted = try await accept(user: user, code: code, secret: opened.secret)
+        if accepted != nil, let resealed = opened.resealed {
+            try await StaffSecondFactorQueries.reseal(user: user, from: sealed, to: resealed, on: sql)
+        }
+        return accepted
+    }
+
+    private func accept(user: Int, code: String, secret: [UInt8]) async throws -> Accepted? {
+        if let step = StaffTOTP.matchingStep(of: code, secret: secret, at: req.now) {
             let used = try await sql.raw("""
                 UPDATE staff_users SET totp_last_step = \(bind: step) WHERE id = \(bind: user) AND totp_last_step < \(bind: step) RETURNING id
                 """).first()
@@ -111,7 +120,7 @@ enum SecondFactorTicket {
     static func user(of ticket: String, visitor: String, secret: String, now: Date) -> Int? {
         let parts = ticket.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let user = Int(parts[0]), let expires = Int(parts[1]), Double(expires) > now.timeIntervalSince1970,
-              TOTP.constantTimeEqual(String(parts[2]), mac(user: user, expires: expires, visitor: visitor, secret: secret)) else { return nil }
+              Array(parts[2].utf8).secureCompare(to: Array(mac(user: user, expires: expires, visitor: visitor, secret: secret).utf8)) else { return nil }
         return user
     }
 
