@@ -46,7 +46,7 @@ struct Settings: Sendable {
     var databaseConnectTimeout: Int64 = 3
     /// How long `/healthz` waits for the database before answering 503 (`HEALTH_TIMEOUT_SECONDS`).
     var healthTimeout: Double = 2
-    /// Where mail goes (`SMTP_URL`: `smtp://[user:password@]host[:port]`, or `smtps://` for TLS);
+    /// Where mail goes (`SMTP_URL`: `smtp://` STARTTLS required, `smtps://` TLS, `smtp+insecure://`; `SMTPServer`);
     /// nil: mail stays in the outbox, shown on the console's Outbox page (development).
     var smtpURL: String? = nil
     /// The sender of every mail (`MAIL_FROM`).
@@ -73,6 +73,9 @@ struct Settings: Sendable {
     var videoWebhookSecret = "whsec_" + Settings.randomSecret()
     /// Who must sign in to the console with a second factor (`STAFF_2FA_REQUIRED`: admin, all, none).
     var staffTwoFactor: StaffTwoFactorRequirement = .admin
+    /// The key staff TOTP secrets are sealed under, through HKDF (`STAFF_2FA_KEY`, ≥ 32 bytes;
+    /// rotated with `staff reseal-2fa`). Development: generated.
+    var staffTwoFactorKey = Settings.randomSecret()
     /// Books need another editor's approval before they can become active (`CONSOLE_REVIEW=on`).
     var consoleReview = false
     /// The first retry of a webhook delivery that failed comes this many seconds later, growing
@@ -98,7 +101,7 @@ struct Settings: Sendable {
     private static func smtp(_ text: String?) throws -> String? {
         guard let text, !text.isEmpty else { return nil }
         guard SMTPServer(url: text) != nil else {
-            throw Invalid.invalid("SMTP_URL must look like smtp://user:password@host:587 or smtps://host:465")
+            throw Invalid.invalid("SMTP_URL must look like smtp://user:password@host:587 (STARTTLS), smtps://host:465 or smtp+insecure://relay:25, with at most ?ca=/path/to/existing/ca.pem")
         }
         return text
     }
@@ -139,7 +142,7 @@ struct Settings: Sendable {
     static func load(environment: Environment, values: [String: String] = ProcessInfo.processInfo.environment,
                      directory: String = FileManager.default.currentDirectoryPath) throws -> Settings {
         var values = values
-        let secretNames = ["JWT_SECRET", "SESSION_SECRET", "PLAYBACK_SIGNING_KEY", "VIDEO_WEBHOOK_SECRET"]
+        let secretNames = ["JWT_SECRET", "SESSION_SECRET", "PLAYBACK_SIGNING_KEY", "STAFF_2FA_KEY", "VIDEO_WEBHOOK_SECRET"]
         if environment != .production, secretNames.contains(where: { (values[$0] ?? "").isEmpty }) {
             let generated = try developmentSecrets(path: directory + "/" + secretsFile, names: secretNames)
             for (key, value) in generated where (values[key] ?? "").isEmpty { values[key] = value }
@@ -197,6 +200,7 @@ struct Settings: Sendable {
             playbackBaseURL: try baseURL(values["PLAYBACK_BASE_URL"], name: "PLAYBACK_BASE_URL", default: "\(try baseURL(values["PUBLIC_BASE_URL"]))/media"),
             videoWebhookSecret: values["VIDEO_WEBHOOK_SECRET"]!,
             staffTwoFactor: StaffTwoFactorRequirement(rawValue: try choice("STAFF_2FA_REQUIRED", StaffTwoFactorRequirement.allCases.map(\.rawValue), default: "admin"))!,
+            staffTwoFactorKey: values["STAFF_2FA_KEY"]!,
             consoleReview: try choice("CONSOLE_REVIEW", ["on", "off"], default: "off") == "on",
             webhookRetrySeconds: Double(try integer("WEBHOOK_RETRY_SECONDS", default: 10, range: 1...3600)),
             webhookAllowPrivate: try allowPrivate(values["WEBHOOK_ALLOW_PRIVATE"])

@@ -99,7 +99,7 @@ struct SelfServiceAccountsTests {
     func emailChange() async throws {
         let sink = try await SMTPSink(user: "mailer", password: "mail secret")
         defer { sink.stop() }
-        try await withApp(adjust: { $0.smtpURL = "smtp://mailer:mail%20secret@127.0.0.1:\(sink.port)" }) { app in
+        try await withApp(adjust: { $0.smtpURL = "smtp+insecure://mailer:mail%20secret@127.0.0.1:\(sink.port)" }) { app in
             _ = try await app.makeParent(email: "bo@example.com", password: Self.password)
             _ = try await app.makeParent(email: "taken@example.com", password: Self.password)
             let session = try await FamilyAccountsTests.signIn(app, "bo@example.com", password: Self.password)
@@ -183,7 +183,7 @@ struct SelfServiceAccountsTests {
         let probe = try await SMTPSink()
         let port = probe.port
         probe.stop()
-        try await withApp(adjust: { $0.smtpURL = "smtp://127.0.0.1:\(port)"; $0.mailRetrySeconds = 1 }) { app in
+        try await withApp(adjust: { $0.smtpURL = "smtp+insecure://127.0.0.1:\(port)"; $0.mailRetrySeconds = 1 }) { app in
             #expect(try await Self.signUp(app, "cy@example.com").status == .accepted)
             var attempts = 0
             for _ in 0..<100 where attempts < 2 {
@@ -250,7 +250,7 @@ struct SelfServiceAccountsTests {
         #expect(SMTPClient.dotStuffed(".hidden\nline\n..two") == "..hidden\r\nline\r\n...two")
         #expect(SMTPServer(url: "smtps://u%40x:p%20w@mail.example:2465") == SMTPServer(url: "smtps://u%40x:p%20w@mail.example:2465"))
         let server = try #require(SMTPServer(url: "smtps://u%40x:p%20w@mail.example"))
-        #expect(server.tls && server.port == 465 && server.user == "u@x" && server.password == "p w")
+        #expect(server.security == .implicitTLS && server.port == 465 && server.user == "u@x" && server.password == "p w")
         #expect(SMTPServer(url: "http://mail.example") == nil)
     }
     @Test("the mailed links open pages: one click confirms, a weak password keeps the form, a used link says so; the Outbox shows the mail to admins only")

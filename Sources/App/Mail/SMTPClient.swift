@@ -3,29 +3,9 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// Where `SMTP_URL` points: `smtp://[user:password@]host[:port]` (plain, port 25 by default) or
-/// `smtps://…` (TLS from the first byte, port 465 by default). STARTTLS is not spoken: a provider
-/// that offers port 465 is reached with `smtps://`.
-struct SMTPServer: Sendable, Equatable {
-    let host: String
-    let port: Int
-    let tls: Bool
-    let user: String?
-    let password: String?
-
-    init?(url text: String) {
-        guard let url = URLComponents(string: text), let scheme = url.scheme, ["smtp", "smtps"].contains(scheme),
-              let host = url.host, !host.isEmpty else { return nil }
-        self.host = host
-        tls = scheme == "smtps"
-        port = url.port ?? (tls ? 465 : 25)
-        user = url.user?.removingPercentEncoding
-        password = url.password?.removingPercentEncoding
-    }
-}
-
-/// One SMTP conversation per message (RFC 5321): greeting, EHLO, AUTH PLAIN when the URL has a
-/// user, MAIL, RCPT, DATA, QUIT. Any reply outside the expected class throws `SMTPError`.
+/// One SMTP conversation per message (RFC 5321): greeting, EHLO, STARTTLS and EHLO again (`smtp://`,
+/// RFC 3207), AUTH PLAIN when the URL has a user, MAIL, RCPT, DATA, QUIT. Any reply outside the
+/// expected class throws `SMTPError`; so does a TLS failure, and an `smtp://` server without STARTTLS.
 struct SMTPClient: Sendable {
     let server: SMTPServer
     let group: any EventLoopGroup
@@ -49,7 +29,11 @@ struct SMTPClient: Sendable {
             throw SMTPError(description: "refused recipient \(recipient.debugDescription): not an address alone", permanent: true)
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await converse(from: sender, to: recipient, message: message) }
+            group.addTask {
+                do { try await converse(from: sender, to: recipient, message: message) }
+                catch let error as NIOSSLError { throw SMTPError(description: "TLS with \(server.host):\(server.port) failed: \(error)", permanent: false) }
+                catch let error as NIOSSLExtraError { throw SMTPError(description: "TLS with \(server.host):\(server.port) failed: \(error)", permanent: false) }
+            }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 throw SMTPError(description: "no answer from \(server.host):\(server.port) within \(timeout)", permanent: false)
@@ -61,31 +45,49 @@ struct SMTPClient: Sendable {
 
     private func converse(from sender: String, to recipient: String, message: String) async throws {
         let server = self.server
-        let tlsContext = server.tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
-        let channel = try await ClientBootstrap(group: group)
+        let tlsContext = server.security == .insecure ? nil : try server.tlsContext()
+        let (channel, handshake) = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(10))
             .connect(host: server.host, port: server.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tlsContext {
-                        let name = server.host.first(where: \.isLetter) == nil ? nil : server.host   // no SNI for an IP address
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: name))
-                    }
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    let handshake = server.security == .implicitTLS ? try tlsContext.map { try server.addTLS($0, to: channel) } : nil
+                    return (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), handshake)
                 }
             }
         try await channel.executeThenClose { inbound, outbound in
+            try await handshake?.get()
             var replies = SMTPReplies(inbound.makeAsyncIterator())
-            func command(_ line: String?, expect: Int) async throws {
+            @discardableResult func command(_ line: String?, expect: Int) async throws -> SMTPReplies.Reply {
                 if let line { try await outbound.write(ByteBuffer(string: line + "\r\n")) }
                 let reply = try await replies.next()
                 guard reply.code / 100 == expect else {
                     throw SMTPError(description: "\(line.map { String($0.prefix(20)) } ?? "greeting") → \(reply.code) \(reply.text)",
                                     permanent: reply.code / 100 == 5)
                 }
+                return reply
             }
             try await command(nil, expect: 2)
-            try await command("EHLO \(helloName)", expect: 2)
+            let hello = try await command("EHLO \(helloName)", expect: 2)
+            var encrypted = server.security == .implicitTLS
+            if server.security == .startTLS, let tlsContext {
+                guard hello.lines.contains(where: { $0.split(separator: " ").first?.uppercased() == "STARTTLS" }) else {
+                    throw SMTPError(description: "\(server.host):\(server.port) does not offer STARTTLS: nothing sent unencrypted "
+                                    + "(smtps:// for TLS from the start; smtp+insecure:// only for a relay without TLS)", permanent: false)
+                }
+                try await command("STARTTLS", expect: 2)
+                // Bytes sent before the handshake would be read as if they came through TLS.
+                guard replies.pending.isEmpty else { throw SMTPError(description: "data after the STARTTLS answer, before TLS", permanent: false) }
+                let raw = channel.channel
+                try await raw.eventLoop.flatSubmit {
+                    do { return try server.addTLS(tlsContext, to: raw) } catch { return raw.eventLoop.makeFailedFuture(error) }
+                }.get()
+                encrypted = true
+                try await command("EHLO \(helloName)", expect: 2)   // the capabilities again, now under TLS
+            }
             if let user = server.user {
+                guard encrypted || server.security == .insecure else {
+                    throw SMTPError(description: "AUTH refused over an unencrypted connection", permanent: false)
+                }
                 let credentials = Data(([0] + Array(user.utf8) + [0] + Array((server.password ?? "").utf8))).base64EncodedString()
                 try await command("AUTH PLAIN \(credentials)", expect: 2)
             }
@@ -93,7 +95,7 @@ struct SMTPClient: Sendable {
             try await command("RCPT TO:<\(Self.address(recipient))>", expect: 2)
             try await command("DATA", expect: 3)
             try await command(Self.dotStuffed(message) + "\r\n.", expect: 2)
-            try? await command("QUIT", expect: 2)
+            _ = try? await command("QUIT", expect: 2)
         }
     }
 
@@ -111,13 +113,21 @@ struct SMTPClient: Sendable {
 }
 
 /// Reads SMTP replies (`250-…` continuation lines, then `250 …`) from the channel's bytes.
-private struct SMTPReplies {
+struct SMTPReplies {
+    struct Reply {
+        let code: Int
+        /// Each line's text after the code (an EHLO answer: one capability a line).
+        let lines: [String]
+        var text: String { lines.joined(separator: " ") }
+    }
+
     var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
-    var pending = ""
+    /// Read and not yet consumed.
+    private(set) var pending = ""
 
     init(_ iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) { self.iterator = iterator }
 
-    mutating func next() async throws -> (code: Int, text: String) {
+    mutating func next() async throws -> Reply {
         var text: [String] = []
         while true {
             while let end = pending.range(of: "\r\n") ?? pending.range(of: "\n") {
@@ -128,7 +138,7 @@ private struct SMTPReplies {
                 }
                 text.append(String(line.dropFirst(4)))
                 if line.count == 3 || line[line.index(line.startIndex, offsetBy: 3)] == " " {
-                    return (code, text.joined(separator: " "))
+                    return Reply(code: code, lines: text)
                 }
             }
             guard var buffer = try await iterator.next() else {

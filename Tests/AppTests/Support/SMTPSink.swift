@@ -12,6 +12,8 @@ final class SMTPSink: @unchecked Sendable {
         let subject: String
         let text: String?
         let html: String?
+        /// Whether it came over TLS (STARTTLS or from the first byte).
+        let tls: Bool
 
         /// The token of the first link in the plain-text part.
         var token: String? {
@@ -20,18 +22,31 @@ final class SMTPSink: @unchecked Sendable {
         }
     }
 
+    /// How the sink speaks TLS: not at all (it offers no STARTTLS), STARTTLS (offered, and required
+    /// before AUTH and MAIL), or from the first byte; its certificate is signed by the CA at `caPath`.
+    enum TLS: String { case none, startTLS = "starttls", implicit }
+
+    /// An AUTH the sink received, whether or not it succeeded.
+    struct AuthAttempt: Decodable, Sendable {
+        let mechanism: String
+        let tls: Bool
+    }
+
     let folder: URL
     let port: Int
+    let tls: TLS
     private let process: Process
     private let input: Pipe
 
     /// Starts the server (on `port`, or one the kernel picks); `user`/`password` make it require AUTH.
-    init(port requested: Int = 0, user: String? = nil, password: String? = nil) async throws {
+    init(port requested: Int = 0, user: String? = nil, password: String? = nil, tls: TLS = .none) async throws {
+        self.tls = tls
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", TestDatabase.projectDirectory + "tests/smtp_sink.py", folder.path, "--port", String(requested)]
         if let user, let password { arguments += ["--user", user, "--password", password] }
+        if tls != .none { arguments += ["--tls", tls.rawValue] }
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
@@ -59,7 +74,20 @@ final class SMTPSink: @unchecked Sendable {
         self.port = port
     }
 
-    var url: String { "smtp://127.0.0.1:\(port)" }
+    /// Its CA's certificate (with `tls`).
+    var caPath: String { folder.appendingPathComponent("ca.pem").path }
+
+    /// The `SMTP_URL` that reaches it: without TLS the explicit opt-out, with TLS its CA trusted.
+    var url: String { url() }
+
+    func url(user: String? = nil, password: String? = nil) -> String {
+        let login = user.map { "\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!):\((password ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)@" } ?? ""
+        switch tls {
+        case .none: return "smtp+insecure://\(login)127.0.0.1:\(port)"
+        case .startTLS: return "smtp://\(login)127.0.0.1:\(port)?ca=\(caPath)"
+        case .implicit: return "smtps://\(login)127.0.0.1:\(port)?ca=\(caPath)"
+        }
+    }
 
     func stop() {
         // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
@@ -74,6 +102,14 @@ final class SMTPSink: @unchecked Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return try names.filter { $0.hasSuffix(".json") }.sorted().map {
             try JSONDecoder().decode(Mail.self, from: Data(contentsOf: folder.appendingPathComponent($0)))
+        }
+    }
+
+    /// Every AUTH received so far.
+    func authAttempts() throws -> [AuthAttempt] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return try names.filter { $0.hasSuffix(".attempt") }.sorted().map {
+            try JSONDecoder().decode(AuthAttempt.self, from: Data(contentsOf: folder.appendingPathComponent($0)))
         }
     }
 
