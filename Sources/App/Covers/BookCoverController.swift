@@ -102,6 +102,8 @@ struct BookCoverController: RouteCollection {
             return try await render(req, book: book, error: message, status: .tooManyRequests, retryAfter: spent.seconds)
         } catch is CoverGate.Busy {
             return try await busy(req, book: book)
+        } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {
+            return try await render(req, book: book, error: Self.liveUnderReview, status: .conflict)
         }
         req.adminSession.flash("The cover was saved; families see it with the book's next answer.")
         return req.redirect(to: AdminPath.record("books", book) + "/" + path)
@@ -112,6 +114,9 @@ struct BookCoverController: RouteCollection {
         return try await render(req, book: book, error: message, status: .serviceUnavailable, retryAfter: CoverGate.retryAfter)
     }
 
+    /// With review on, a cover is reviewed content (the trigger refuses a change on a live book).
+    static let liveUnderReview = "With review on, a live book's cover changes only as a draft that is approved again: set the book back to draft, change its cover, and submit it for review. Nothing was saved."
+
     /// The user's uploads of this minute are spent; the seconds until the next minute's.
     struct BudgetSpent: Error { let seconds: Int }
 
@@ -120,7 +125,12 @@ struct BookCoverController: RouteCollection {
         try req.requireEditor()
         let book = try Self.bookID(req)
         let staff = try req.staff
-        let removed = try await req.transaction { sql in try await BookCovers.remove(book: book, staff: staff, on: sql) }
+        let removed: Bool
+        do {
+            removed = try await req.transaction { sql in try await BookCovers.remove(book: book, staff: staff, on: sql) }
+        } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {
+            return try await Self.render(req, book: book, error: Self.liveUnderReview, status: .conflict)
+        }
         req.adminSession.flash(removed ? "The cover was removed." : "This book has no cover.")
         return req.redirect(to: AdminPath.record("books", book) + "/" + Self.path)
     }

@@ -73,14 +73,20 @@ enum BookImportRun {
                  WHERE b.id = x.id
                 """).run()
         }
-        // Categories, where the column is mapped: the row's list replaces the book's.
+        // Categories, where the column is mapped: the row's list replaces the book's — only what
+        // differs is written, so a live book whose categories stay is no content change for review.
         if plan.mapping["categories"] != nil {
             let books = rows.filter { $0.categoryIDs != nil }.map(bookID)
-            try await sql.raw("DELETE FROM book_categories WHERE book_id = ANY(\(bind: books)::bigint[])").run()
             let pairs = rows.flatMap { row in (row.categoryIDs ?? []).map { (bookID(row), $0) } }
+            try await sql.raw("""
+                DELETE FROM book_categories bc WHERE bc.book_id = ANY(\(bind: books)::bigint[])
+                   AND NOT EXISTS (SELECT 1 FROM unnest(\(bind: pairs.map(\.0))::bigint[], \(bind: pairs.map(\.1))::bigint[]) AS x(book_id, category_id)
+                                    WHERE x.book_id = bc.book_id AND x.category_id = bc.category_id)
+                """).run()
             try await sql.raw("""
                 INSERT INTO book_categories (book_id, category_id)
                 SELECT * FROM unnest(\(bind: pairs.map(\.0))::bigint[], \(bind: pairs.map(\.1))::bigint[])
+                ON CONFLICT (book_id, category_id) DO NOTHING
                 """).run()
         }
         // Rights windows: added unless the book already has the same one.

@@ -63,7 +63,7 @@ extension AdminResource {
                 "books_language_format": FieldMessage(field: "language", message: "Use a two-letter ISO 639-1 code such as en."),
                 "books_cover_image_url_format": FieldMessage(field: "cover_image_url", message: "Enter an http(s) URL."),
                 "books_title_not_blank": FieldMessage(field: "title", message: "This field is required."),
-                "books_review_approved": FieldMessage(field: "status", message: "This book needs another editor's approval before it can be active: submit it for review from its page. (With review on, a live book's content changes only as a draft that is approved again.)"),
+                "books_review_approved": FieldMessage(field: "status", message: "This book needs another editor's approval before it can be active: submit it for review from its page. (With review on, a live book's content — its categories, publisher and cover too — changes only as a draft that is approved again.)"),
                 "books_schedule_order": FieldMessage(field: "unpublish_at", message: "Leaving must come after going live."),
                 "books_publisher_id_fkey": FieldMessage(field: "publisher_id", message: "That publisher does not exist any more."),
                 "book_categories_category_id_fkey": FieldMessage(field: "category_ids", message: "A chosen category does not exist any more."),
