@@ -25,7 +25,7 @@ struct SecurityRound4ParentAPITests {
         return expires.timeIntervalSince(asked)
     }
 
-    @Test("a grant spends the day's minutes: 2 minutes allow one 120-s grant, not four (one by one or released together); plays and the grant's end give unused minutes back", .app)
+    @Test("a grant spends the day's minutes: 2 minutes allow one 120-s grant, not four (one by one or released together); a play is not counted twice and the grant's end gives nothing back", .app)
     func grantsSpendMinutes() async throws {
         let app = try app()
         let parent = try await app.makeParent(children: ["Ada", "Ben"])
@@ -62,17 +62,46 @@ struct SecurityRound4ParentAPITests {
         #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/plays", token: parent.token,
                                    json: #"{"position_seconds": 60, "completed": false}"#).status == .created)
         #expect(Self.code(try await Self.grant(app, child: ada, book: book, token: parent.token)) == "time_limit_reached")
-        // The grant over (its expiry moved to the past rather than waited for): its unused minute comes back.
+        // The grant over (its expiry moved to the past rather than waited for): its unplayed minute
+        // stays spent today (the token could be watched to its end) — no second grant; /today counts it.
         try await app.sql.raw("UPDATE playback_reservations SET expires_at = now() - interval '1 second' WHERE child_id = \(bind: ada)").run()
-        let back = Date()
-        let returned = try await Self.grant(app, child: ada, book: book, token: parent.token)
-        let returnedSeconds = try #require(try Self.seconds(returned, asked: back), "\(returned.status) \(returned.body.string)")
-        #expect(returnedSeconds <= 65 && returnedSeconds > 30, "\(returnedSeconds)")
+        let ended = try await Self.grant(app, child: ada, book: book, token: parent.token)
+        #expect(ended.status == .forbidden && Self.code(ended) == "time_limit_reached", "\(ended.status) \(ended.body.string)")
+        let today = try await app.get("/api/v1/children/\(ada)/today", token: parent.token).dataObject
+        #expect(today["minutes_used"] as? Int == 2 && today["minutes_left"] as? Int == 0 && today["can_play"] as? Bool == false, "\(today)")
         // No daily limit: grants reserve nothing and are not limited by minutes.
         #expect(try await FamilyControlsTests.put(app, ada, #"{"daily_minutes": null}"#, token: parent.token).status == .ok)
         let free = try await Self.grant(app, child: ada, book: book, token: parent.token)
         let freeReason = try free.dataObject["expires_because"] as? String
         #expect(free.status == .created && freeReason == "max_lifetime")
+    }
+
+    @Test("a tablet that never reports plays gets no fresh grant when one ends: 1 minute a day gives one 60-s grant, then 403 until tomorrow; /today counts the minute", .app)
+    func unreportedGrantsStaySpent() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let zone = FamilyControlsTests.daytimeZone()
+        #expect(try await app.send(.PATCH, "/api/v1/me", token: parent.token, json: #"{"time_zone": "\#(zone)"}"#).status == .ok)
+        let book = try await app.makeBook("Owl Night")
+        try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: book))").run()
+        #expect(try await FamilyControlsTests.put(app, child, #"{"daily_minutes": 1}"#, token: parent.token).status == .ok)
+        let tablet = try await ChildModeTests.pair(app, parent: parent.token, child: child)
+        let first = try await Self.grant(app, child: child, book: book, token: tablet.access)
+        #expect(first.status == .created, "\(first.status) \(first.body.string)")
+        // The attack: wait out each grant (the app's clock moved past its expiry), never POST a play, ask again.
+        for round in 1...3 {
+            app.appServices.clock.advance(by: 62)
+            let again = try await Self.grant(app, child: child, book: book, token: tablet.access)
+            #expect(again.status == .forbidden && Self.code(again) == "time_limit_reached", "round \(round): \(again.status) \(again.body.string)")
+            // Minutes come back tomorrow (a daytime zone: hours away), not when a grant ends.
+            let retry = again.headers.first(name: "Retry-After").flatMap(Int.init) ?? 0
+            #expect(retry > 5 * 3600, "round \(round): Retry-After \(retry)")
+        }
+        #expect(try await app.count("SELECT count(*) AS n FROM playback_reservations WHERE child_id = \(bind: child)") == 1)
+        let today = try await app.get("/api/v1/children/\(child)/today", token: tablet.access).dataObject
+        #expect(today["minutes_used"] as? Int == 1 && today["minutes_left"] as? Int == 0, "\(today)")
+        #expect(today["can_play"] as? Bool == false && today["blocked_reason"] as? String == "time_limit_reached", "\(today)")
     }
 
     @Test("a deleted account's tokens are refused on every route and instance, at once and after the revocation cache refills; a write is a 401, never a 500", .app)

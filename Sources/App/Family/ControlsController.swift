@@ -160,9 +160,9 @@ struct ControlsController: ChildRouteCollection {
 
     }
 
-    /// Today in the parent's zone: today's limits (its weekday's), minutes used and left, the
-    /// bedtime now or next (whichever evening it belongs to), and whether a
-    /// play would be allowed now (the same verdict `POST …/plays` applies).
+    /// Today in the parent's zone: today's limits (its weekday's), minutes used (played, or held
+    /// by today's playback grants) and left, the bedtime now or next (whichever evening it belongs
+    /// to), and whether a video may start now (the verdict a playback grant gets).
     @Sendable
     func today(req: Request) async throws -> ItemDTO<TodayDTO> {
         let child = try req.child.id
@@ -170,7 +170,9 @@ struct ControlsController: ChildRouteCollection {
         let now = req.now
         let clock = controls.clock
         let day = clock.day(containing: now)
+        // Minutes held by today's playback grants are spent as played ones are (`PlaybackReservations`).
         let used = try await PlayAllowance.secondsWatched(child: child, in: day, on: req.sql)
+            + PlaybackReservations.held(child: child, in: day, on: req.sql)
         let decision = PlayAllowance.decision(controls, now: now, usedToday: used)
         let todays = controls.schedule.limits(weekday: clock.weekday(ofDayStarting: day.start))
         let bedtime = clock.bedtime(controls.schedule, around: now)

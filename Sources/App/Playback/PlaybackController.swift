@@ -25,9 +25,9 @@ struct PlaybackController: ChildRouteCollection {
     /// Checks in this order: the book in the child's library and the catalog of the family's
     /// country (404), the controls (the play's 403s), rights available now (422
     /// `rights_unavailable`), a ready video (422 `asset_not_ready`), then — when today has a
-    /// daily limit — the minutes neither played nor held by the child's live grants
+    /// daily limit — the minutes neither played nor held by the child's grants given today
     /// (`PlaybackReservations`: 403 `time_limit_reached` when none are left), which the grant
-    /// reserves for its whole length.
+    /// reserves for its whole length, spent for the rest of the day.
     @Sendable
     func grant(req: Request) async throws -> Response {
         let child = try req.child
@@ -39,7 +39,7 @@ struct PlaybackController: ChildRouteCollection {
         }
         let available = entry.available
         let asset = entry.assetStatus == "ready" ? entry.assetId : nil
-        let availableUntil = entry.availableUntil
+        let availableUntil = entry.availableUntil, duration = entry.durationSeconds
         let parent = try req.parentID
         let grantID = UUID()
         // Judged and reserved under the child's lock: grants asked together never share a minute.
@@ -53,15 +53,27 @@ struct PlaybackController: ChildRouteCollection {
             guard let used = usedToday else {
                 return Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: nil)
             }
-            let held = try await PlaybackReservations.held(child: child.id, now: now, on: sql)
             let clock = child.controls.clock, today = clock.day(containing: now)
+            let held = try await PlaybackReservations.held(child: child.id, in: today, on: sql)
             let daily = child.controls.schedule.limits(weekday: clock.weekday(ofDayStarting: today.start)).dailySeconds ?? 0
-            guard used + held.seconds < daily else {
-                throw PlaybackReservations.exhausted(dailySeconds: daily, now: now, firstEnd: held.firstEnd, nextDay: today.end)
+            guard used + held < daily else {
+                let verdict = PlayAllowance.decision(child.controls, now: now, usedToday: used + held)
+                let until: Date = if case .timeLimitReached(let t) = verdict { t } else { today.end }
+                throw PlaybackReservations.exhausted(dailySeconds: daily, now: now, until: until)
             }
-            let (expiry, reason) = Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: used + held.seconds)
+            // A limited day's grant reserves the book's length (or what is left), not the whole
+            // day: the child may start another book after this one. It lives a little longer
+            // than it reserves, for pauses, but never past the minutes left.
+            let (limit, limitReason) = Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: used + held)
+            var (expiry, reason) = (limit, limitReason)
+            var reserved = Int(limit.timeIntervalSince(now).rounded(.up))
+            if let length = duration, length > 0, length < reserved {
+                reserved = length
+                let paused = Date(timeIntervalSince1970: now.addingTimeInterval(TimeInterval(length + Self.pauseSeconds)).timeIntervalSince1970.rounded(.down))
+                if paused < expiry { (expiry, reason) = (paused, "book_length") }
+            }
             try await PlaybackReservations.reserve(child: child.id, book: bookID, grant: grantID, now: now, until: expiry,
-                                                   seconds: Int(expiry.timeIntervalSince(now).rounded(.up)), on: sql)
+                                                   seconds: reserved, on: sql)
             return (expiry, reason)
         }
         guard let asset else { throw Self.notReady }
@@ -74,6 +86,9 @@ struct PlaybackController: ChildRouteCollection {
         try response.content.encode(ItemDTO(data: dto), as: .json)
         return response
     }
+
+    /// On a limited day, how long past the book's length its grant lives (pauses).
+    static let pauseSeconds = 600
 
     static let notReady = Problem(status: .unprocessableEntity, code: "asset_not_ready",
                                   detail: "This book's video is not ready to play yet.")

@@ -13,6 +13,8 @@ enum PlaybackQueries {
         let availableUntil: Date?
         let assetId: Int?
         let assetStatus: String?
+        /// The video's length in seconds, when known.
+        let durationSeconds: Int?
     }
 
     /// `book` in `child`'s library; nil when it is not there.
@@ -21,7 +23,7 @@ enum PlaybackQueries {
             SELECT \(BookSQL.visible("b", country: "\(bind: country)::text")) AS visible,
                    \(BookSQL.live("b")) AND \(BookSQL.rightsAvailable("b", in: country)) AS available,
                    LEAST(\(BookSQL.rightsEndsAt("b", in: country)), b.live_until) AS available_until,
-                   v.id AS asset_id, v.status AS asset_status
+                   v.id AS asset_id, v.status AS asset_status, v.duration_seconds
               FROM library_entries le JOIN books b ON b.id = le.book_id LEFT JOIN video_assets v ON v.book_id = b.id
              WHERE le.child_id = \(bind: child) AND le.book_id = \(bind: book)
             """).first(decoding: Entry.self, keyDecodingStrategy: .convertFromSnakeCase)
