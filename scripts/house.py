@@ -45,7 +45,8 @@ CLOCK_SCOPE = ("Sources/App/", "Sources/Core/", "Sources/CatalogIndexing/")
 RULES = [
     Rule(SQL_IN_CONTROLLER,
          "No SQL in a `*Controller.swift` or `*Routes.swift` file under Sources/App (nor in "
-         "`routes.swift`): no string "
+         "`routes.swift`, nor in any file declaring a `…Controller`/`…Routes` type or a route "
+         "collection): no string "
          "literal holding a statement or clause (SELECT …, INSERT INTO, UPDATE … SET, DELETE FROM, "
          "WITH x AS (…), WHERE, JOIN, ORDER BY, RETURNING …), no `.raw(` call, no SQLKit builder "
          "on a database (`sql.select()`, `transaction.insert(into:)` …), no SQLKit expression "
@@ -74,7 +75,8 @@ RULES = [
          "tables, conventions, figures) goes to docs/, linked from it. It grew from 164 to 381 "
          "lines in six features, and the operator's part drowned."),
     Rule(DATE_OUTSIDE_CLOCK,
-         "No `Date()`, `Date.now`, `Date.init()` or `Date(timeIntervalSinceNow:)` in the "
+         "No `Date()`, `Date.now`, `Date.init()`, `Date(timeIntervalSinceNow:)` or "
+         "`.timeIntervalSinceNow` in the "
          "server's code (" + ", ".join(CLOCK_SCOPE) + ") outside the clock ("
          + ", ".join(CLOCK_FILES) + "), default arguments included (`now: Date = Date()`).",
          "0 outside the clock",
@@ -288,9 +290,18 @@ SQL_IN_CODE = [
 ]
 
 
-def sql_is_checked(path):
-    return (path.startswith("Sources/App/") and path.endswith(".swift")
-            and (path.endswith(("Controller.swift", "Routes.swift")) or path == "Sources/App/routes.swift"))
+# A type that registers routes, whatever its file is called: a `…Controller`/`…Routes` type or
+# anything conforming to a route collection (Vapor's, the parent API's, a child's).
+ROUTE_TYPE = re.compile(r"\b(?:struct|final\s+class|class|enum|extension)\s+\w*(?:Controller|Routes)\b"
+                        r"|:\s*[^{]*\b(?:RouteCollection|APIRouteCollection|ChildRouteCollection)\b")
+
+
+def sql_is_checked(path, source=None):
+    if not (path.startswith("Sources/App/") and path.endswith(".swift")):
+        return False
+    if path.endswith(("Controller.swift", "Routes.swift")) or path == "Sources/App/routes.swift":
+        return True
+    return source is not None and ROUTE_TYPE.search(source.code) is not None
 
 
 def sql_sites(source):
@@ -322,7 +333,7 @@ def sql_sites(source):
 def check_sql(root, files, sources):
     findings = []
     for path in files:
-        if not sql_is_checked(path):
+        if not sql_is_checked(path, sources(path)):
             continue
         for line, reasons in sql_sites(sources(path)):
             findings.append(Finding(SQL_IN_CONTROLLER, path, line,
@@ -369,7 +380,8 @@ def check_readme(root, files, sources):
 
 # ---- Rule: Date() outside the clock ---------------------------------------------------------------
 
-WALL_CLOCK = re.compile(r"\bDate\s*(?:\(\s*\)|\.\s*now\b|\.\s*init\s*\(\s*\)|\(\s*timeIntervalSinceNow\s*:)")
+WALL_CLOCK = re.compile(r"\bDate\s*(?:\(\s*\)|\.\s*now\b|\.\s*init\s*\(\s*\)|\(\s*timeIntervalSinceNow\s*:)"
+                        r"|\.\s*timeIntervalSinceNow\b")
 
 
 def check_clock(root, files, sources):

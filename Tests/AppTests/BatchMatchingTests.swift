@@ -46,6 +46,22 @@ struct BatchMatchingTests {
         #expect(try await app.count("SELECT count(*) AS n FROM books WHERE status = 'draft'") == 0)
     }
 
+    @Test("a running batch job is part of the app's background work: shutting the jobs down waits for it to finish", .app, .timeLimit(.minutes(3)))
+    func shutdownWaitsForJob() async throws {
+        let app = try app()
+        let space = try await app.makeCategory("Space", slug: "space")
+        try await app.sql.raw("INSERT INTO books (title, author, age_min, age_max, status) SELECT 'Batchable ' || g, 'Ann', 2, 6, 'active' FROM generate_series(1, 2000) g").run()
+        let client = try await app.console()
+        let started = try await client.post("/admin/books/batch", [("action", "add_category"), ("target_add_category", String(space)), ("scope", "matching"),
+                                                                  ("matching_query", "q=batchable"), ("confirmed", "yes"), ("return_to", "/admin/books")])
+        #expect(started.status == .seeOther && (started.location ?? "").hasPrefix("/admin/batches/"))
+        // What the app's shutdown does first (before the database pool closes).
+        await app.appServices.jobs.shutdown()
+        #expect(app.appServices.jobs.runningTasks.isEmpty)
+        #expect(try await app.count("SELECT count(*) AS n FROM batch_jobs WHERE status = 'done' AND processed = 2000") == 1)
+        #expect(try await app.count("SELECT count(*) AS n FROM book_categories") == 2000)
+    }
+
     @Test("extend or shorten rights: the window ending last moves; open-ended and impossible ends are left alone and reported", .app)
     func shiftRights() async throws {
         let app = try app()

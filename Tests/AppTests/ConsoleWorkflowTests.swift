@@ -12,7 +12,7 @@ struct ConsoleWorkflowTests {
     static func secret(in html: String) throws -> [UInt8] {
         guard let range = html.range(of: #"id="totp-secret">"#) else { throw TestFailure("no secret on the page") }
         let text = String(html[range.upperBound...].prefix { $0 != "<" }).replacingOccurrences(of: " ", with: "")
-        guard let bytes = Base32.decode(text), bytes.count == 20 else { throw TestFailure("bad secret \(text)") }
+        guard let bytes = Data(base32Encoded: text).map { [UInt8]($0) }, bytes.count == 20 else { throw TestFailure("bad secret \(text)") }
         return bytes
     }
 
@@ -24,13 +24,13 @@ struct ConsoleWorkflowTests {
     @Test("TOTP matches RFC 6238's SHA-1 test vectors (6 digits) and base32 round-trips")
     func totpVectors() {
         let secret = Array("12345678901234567890".utf8)
-        #expect(TOTP.code(secret: secret, step: 59 / 30) == "287082")
-        #expect(TOTP.code(secret: secret, step: 1_111_111_109 / 30) == "081804")
-        #expect(TOTP.code(secret: secret, step: 2_000_000_000 / 30) == "279037")
-        #expect(TOTP.matchingStep(of: "287082", secret: secret, at: Date(timeIntervalSince1970: 59)) == 1)
-        #expect(TOTP.matchingStep(of: "287083", secret: secret, at: Date(timeIntervalSince1970: 59)) == nil)
-        #expect(Base32.encode(secret) == "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
-        #expect(Base32.decode(Base32.encode(secret)) == secret)
+        #expect(StaffTOTP.code(secret: secret, step: 59 / 30) == "287082")
+        #expect(StaffTOTP.code(secret: secret, step: 1_111_111_109 / 30) == "081804")
+        #expect(StaffTOTP.code(secret: secret, step: 2_000_000_000 / 30) == "279037")
+        #expect(StaffTOTP.matchingStep(of: "287082", secret: secret, at: Date(timeIntervalSince1970: 59)) == 1)
+        #expect(StaffTOTP.matchingStep(of: "287083", secret: secret, at: Date(timeIntervalSince1970: 59)) == nil)
+        #expect(Data(secret).base32EncodedString() == "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
+        #expect(Data(base32Encoded: Data(secret).base32EncodedString()).map { [UInt8]($0) } == secret)
     }
 
     @Test("Enrol with a code, sign in with a code (once), with a recovery code (once); required for admins; an admin resets it")
@@ -48,15 +48,15 @@ struct ConsoleWorkflowTests {
             #expect(qr.status == .ok && qr.body.string.contains("<svg"))
             let wrong = try await admin.post("/admin/account/two-factor/enable", [("code", "000000")])
             #expect(wrong.status == .badRequest && wrong.html.contains("does not match"))
-            let step = TOTP.step(at: Date())
-            let enabled = try await admin.post("/admin/account/two-factor/enable", [("code", TOTP.code(secret: secret, step: step))])
+            let step = StaffTOTP.step(at: Date())
+            let enabled = try await admin.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: secret, step: step))])
             #expect(enabled.status == .ok)
             let codes = enabled.html.components(separatedBy: "<li><code>").dropFirst().map { String($0.prefix { $0 != "<" }) }
             #expect(codes.count == 10)
             #expect(try await app.count("SELECT count(*) AS n FROM staff_recovery_codes WHERE used_at IS NULL") == 10)
             // Stored sealed, not as the base32 an authenticator shows.
             let stored = try await app.sql.raw("SELECT totp_secret FROM staff_users WHERE email = 'boss@storytime.test'").first()!.decode(column: "totp_secret", as: String.self)
-            #expect(!stored.contains(Base32.encode(secret)))
+            #expect(!stored.contains(Data(secret).base32EncodedString()))
             #expect(try await admin.get("/admin/books").status == .ok)
 
             // Sign in again: password, then a code of a later step (the enrolment's step is spent).
@@ -65,18 +65,18 @@ struct ConsoleWorkflowTests {
             let second = try await browser.post("/admin/login", [("email", "boss@storytime.test"), ("password", "staff password")])
             #expect(second.status == .ok && second.html.contains("autocomplete=\"one-time-code\""))
             let ticket = try #require(Self.value("ticket", in: second.html))
-            let replay = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", TOTP.code(secret: secret, step: step))])
+            let replay = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: step))])
             #expect(replay.status == .unauthorized)
             // The next step's code, or the current one if a slow machine has moved past it (either is within the drift).
-            let later = max(TOTP.step(at: Date()), step + 1)
-            let next = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", TOTP.code(secret: secret, step: later))])
+            let later = max(StaffTOTP.step(at: Date()), step + 1)
+            let next = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: later))])
             #expect(next.status == .seeOther)
             #expect(try await browser.get("/admin/books").status == .ok)
 
             // A ticket is bound to its browser.
             let thief = ConsoleClient(app)
             try await thief.get("/admin/login")
-            #expect(try await thief.post("/admin/login/code", [("ticket", ticket), ("code", TOTP.code(secret: secret, step: later))]).status == .unauthorized)
+            #expect(try await thief.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: later))]).status == .unauthorized)
 
             // A recovery code works once, and is audited.
             for attempt in 0..<2 {
@@ -113,7 +113,7 @@ struct ConsoleWorkflowTests {
             // An admin resets another's; the other signs in with the password alone.
             let editor = try await app.console(role: .editor, email: "ed@storytime.test")
             let editorSecret = try Self.secret(in: try await editor.get("/admin/account/two-factor").html)
-            #expect(try await editor.post("/admin/account/two-factor/enable", [("code", TOTP.code(secret: editorSecret, step: TOTP.step(at: Date())))]).status == .ok)
+            #expect(try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: editorSecret, step: StaffTOTP.step(at: Date())))]).status == .ok)
             let edID = try await app.sql.raw("SELECT id FROM staff_users WHERE email = 'ed@storytime.test'").first()!.decode(column: "id", as: Int.self)
             #expect(try await editor.post("/admin/staff_users/\(edID)/two-factor", []).status == .forbidden)
             #expect(try await admin.post("/admin/staff_users/\(edID)/two-factor", []).status == .seeOther)

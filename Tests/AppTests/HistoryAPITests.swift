@@ -95,6 +95,26 @@ struct HistoryAPITests {
         #expect(try await app.get("/api/v1/children/\(child)/history", token: parent.token).meta["total_count"] == 3)
     }
 
+    @Test("plays: the future that played_at may not be in is the app clock's, not the wall clock's", .app)
+    func backdatingByAppClock() async throws {
+        let app = try app()
+        let parent = try await app.makeParent()
+        let child = parent.children[0]
+        let owl = try await app.makeBook("Owl Moon")
+        try await Self.play(app, parent, child: child, book: owl, [])
+        func play(at date: Date) async throws -> TestingHTTPResponse {
+            try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token,
+                               json: #"{"position_seconds": 1, "completed": false, "played_at": "\#(ISO8601DateFormatter().string(from: date))"}"#)
+        }
+        // The app's clock runs half an hour ahead: twenty minutes past the wall clock is not the future…
+        app.appServices.clock.advance(by: 1800)
+        let accepted = try await play(at: Date().addingTimeInterval(1200))
+        #expect(accepted.status == .created, "\(accepted.status) \(accepted.body.string)")
+        // …ten minutes past the app's clock is.
+        let refused = try await play(at: Date().addingTimeInterval(2400))
+        #expect(try refused.status == .badRequest && refused.json["field"] as? String == "played_at")
+    }
+
     @Test("continue watching: started and not completed, most recent first, with progress", .app)
     func continueWatching() async throws {
         let app = try app()

@@ -235,6 +235,9 @@ struct LibraryAcrossChildrenAPITests {
         try await Self.play(app, parent, child: parent.children[0], book: owl, [(recent(5), 60, false), (recent(4), 120, false)])
         try await Self.play(app, parent, child: parent.children[1], book: owl, [(recent(3), 60, false)])
         try await Self.play(app, parent, child: parent.children[0], book: bear, [(recent(2), 900, true), ("2024-01-01T00:00:00Z", 9000, false)])
+        // Cat: a play of the period that continues one from before it counts what it added (7 − 5 = 2 minutes), as everywhere else.
+        let cat = try await app.makeBook("Cat Nap")
+        try await Self.play(app, parent, child: parent.children[1], book: cat, [("2024-01-01T00:00:00Z", 300, false), (recent(1), 420, false)])
         let client = try await app.console(role: .viewer)
         let byPlays = try await client.get("/admin/reports/plays").html
         #expect(byPlays.contains("Most played"))
@@ -248,7 +251,8 @@ struct LibraryAcrossChildrenAPITests {
         let csv = try await client.get("/admin/reports/plays.csv?order=minutes")
         let lines = csv.html.split(separator: "\r\n").map(String.init)
         // Owl: 60 + (120 − 60) for Ada, 60 for Ben = 3 minutes; Bear: 900 s = 15 (the 2024 play is outside the period).
-        #expect(lines == ["rank,book_id,title,publisher,plays,children,minutes", "1,\(bear),Bear Hunt,,1,1,15", "2,\(owl),Owl Moon,Moonlight,3,2,3"])
+        #expect(lines == ["rank,book_id,title,publisher,plays,children,minutes", "1,\(bear),Bear Hunt,,1,1,15", "2,\(owl),Owl Moon,Moonlight,3,2,3",
+                          "3,\(cat),Cat Nap,,1,1,2"])
         #expect(try await ConsoleClient(app).get("/admin/reports/plays").status != .ok)   // signed out
     }
 }

@@ -80,6 +80,22 @@ struct SecurityRound4ConsoleTests {
         #expect(try await app.testing().sendRequest(.POST, "/admin/books/batch", headers: ["Authorization": "Bearer \(token)"]).status == .forbidden)
     }
 
+    @Test("quick search lists staff emails to an admin's signed-in session only, never to a token (an admin's read_catalog token gets no staff, as JSON or page)", .app)
+    func quickSearchShowsNoStaffToTokens() async throws {
+        let app = try app()
+        let admin = try await app.console(role: .admin, email: "boss@storytime.test")
+        _ = try await app.console(role: .editor, email: "ed@storytime.test")
+        let token = try await Self.token(admin, scopes: ["read_catalog"])
+        for accept in ["application/json", "text/html"] {
+            let found = try await app.testing().sendRequest(.GET, "/admin/search?q=%40storytime", headers: ["Authorization": "Bearer \(token)", "Accept": accept])
+            #expect(found.status == .ok, "\(accept)")
+            #expect(!found.body.string.contains("ed@storytime.test") && !found.body.string.contains(accept == "text/html" ? "kind\">Staff user<" : "\"Staff user\""), "\(accept): \(found.body.string.prefix(300))")
+        }
+        // The admin signed in still finds them.
+        let page = try await admin.get("/admin/search?q=%40storytime")
+        #expect(page.status == .ok && page.html.contains("ed@storytime.test"))
+    }
+
     @Test("a token acts with the lower of its maker's role then and now, and ends with a password change, a second-factor reset, a demotion and a lock", .app)
     func tokensFollowTheirOwner() async throws {
         let app = try app()
@@ -139,8 +155,8 @@ struct SecurityRound4ConsoleTests {
         for _ in 0..<LoginThrottle.perEmail {
             #expect(try await editor.post("/admin/account/two-factor/enable", [("code", "000000")]).status == .badRequest)
         }
-        let step = TOTP.step(at: Date())
-        let locked = try await editor.post("/admin/account/two-factor/enable", [("code", TOTP.code(secret: secret, step: step))])
+        let step = StaffTOTP.step(at: Date())
+        let locked = try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: secret, step: step))])
         #expect(locked.status == .tooManyRequests && locked.html.contains("Too many wrong codes"))
         #expect(Int(locked.headers.first(name: .retryAfter) ?? "") ?? 0 > 0)
         #expect(try await app.count("SELECT count(*) AS n FROM staff_users WHERE email = 'codes@storytime.test' AND totp_enabled_at IS NOT NULL") == 0)
@@ -148,14 +164,14 @@ struct SecurityRound4ConsoleTests {
         // `App staff unlock` ends the code lock-out too.
         let unlock = try CommandLineTests.run(["staff", "unlock", "--email", "codes@storytime.test"], databaseURL: app.settings.databaseURL)
         #expect(unlock.status == 0, "\(unlock.error)")
-        #expect(try await editor.post("/admin/account/two-factor/enable", [("code", TOTP.code(secret: secret, step: step))]).status == .ok)
+        #expect(try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: secret, step: step))]).status == .ok)
 
         // New recovery codes: the same budget.
         for _ in 0..<LoginThrottle.perEmail {
             #expect(try await editor.post("/admin/account/two-factor/recovery-codes", [("code", "000000")]).status == .badRequest)
         }
         let before = try await app.sql.raw("SELECT string_agg(code_hash, ',' ORDER BY code_hash) AS codes FROM staff_recovery_codes").one().decode(column: "codes", as: String.self)
-        let refused = try await editor.post("/admin/account/two-factor/recovery-codes", [("code", TOTP.code(secret: secret, step: step + 1))])
+        let refused = try await editor.post("/admin/account/two-factor/recovery-codes", [("code", StaffTOTP.code(secret: secret, step: step + 1))])
         #expect(refused.status == .tooManyRequests)
         let after = try await app.sql.raw("SELECT string_agg(code_hash, ',' ORDER BY code_hash) AS codes FROM staff_recovery_codes").one().decode(column: "codes", as: String.self)
         #expect(before == after)

@@ -228,7 +228,7 @@ struct SecurityRound4ReviewWebhookTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID())").path
         let secrets = ["DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": String(repeating: "j", count: 32),
                        "SESSION_SECRET": String(repeating: "s", count: 40), "PLAYBACK_SIGNING_KEY": String(repeating: "p", count: 40),
-                       "VIDEO_WEBHOOK_SECRET": String(repeating: "v", count: 40)]
+                       "VIDEO_WEBHOOK_SECRET": String(repeating: "v", count: 40), "STAFF_2FA_KEY": String(repeating: "t", count: 40)]
         let loaded = try Settings.load(environment: .production, values: secrets.merging(["WEBHOOK_ALLOW_PRIVATE": "10.0.0.0/8, 127.0.0.1/32"]) { $1 }, directory: folder)
         #expect(loaded.webhookAllowPrivate == [IPRange("10.0.0.0/8")!, IPRange("127.0.0.1")!])
         #expect(try Settings.load(environment: .production, values: secrets, directory: folder).webhookAllowPrivate.isEmpty)

@@ -13,19 +13,8 @@ enum PlayAllowance {
     /// backdated play cannot dodge today's budget.
     static func secondsWatched(child: Int, in day: DateInterval, on sql: any SQLDatabase) async throws -> Int {
         try await sql.raw("""
-            SELECT COALESCE(sum(CASE WHEN prev.position_seconds IS NOT NULL AND NOT prev.completed
-                                          AND p.position_seconds >= prev.position_seconds
-                                     THEN p.position_seconds - prev.position_seconds ELSE p.position_seconds END), 0)::bigint AS seconds
-              FROM plays p
-              LEFT JOIN LATERAL (
-                  SELECT position_seconds, completed FROM (
-                      (SELECT q.position_seconds, q.completed, 0 AS source FROM plays q
-                        WHERE q.child_id = p.child_id AND q.book_id = p.book_id AND (q.played_at, q.id) < (p.played_at, p.id)
-                        ORDER BY q.played_at DESC, q.id DESC LIMIT 1)
-                      UNION ALL
-                      -- the book's last folded play (PlayRetention), when no kept one came before
-                      SELECT t.position_seconds, t.completed, 1 FROM play_fold_tails t WHERE t.child_id = p.child_id AND t.book_id = p.book_id
-                  ) earlier ORDER BY source LIMIT 1) prev ON true
+            SELECT COALESCE(sum(\(PlaySeconds.ofPlay)), 0)::bigint AS seconds
+              FROM plays p \(PlaySeconds.previous)
              WHERE p.child_id = \(bind: child)
                AND COALESCE(p.recorded_at, p.played_at) >= \(bind: day.start) AND COALESCE(p.recorded_at, p.played_at) < \(bind: day.end)
             """).first(decoding: Watched.self)?.seconds ?? 0

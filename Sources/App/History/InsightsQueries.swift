@@ -38,10 +38,7 @@ enum InsightsQueries {
             played AS (
                 SELECT p.tail, p.book_id, p.completed, (p.played_at AT TIME ZONE \(bind: zone))::date AS day,
                        COALESCE(bool_or(p.completed_any) OVER earlier, false) AS rewatch,
-                       CASE WHEN lag(p.position_seconds) OVER book IS NOT NULL AND NOT lag(p.completed) OVER book
-                                 AND p.position_seconds >= lag(p.position_seconds) OVER book
-                            THEN p.position_seconds - lag(p.position_seconds) OVER book
-                            ELSE p.position_seconds END AS watched
+                       \(PlaySeconds.watched(of: "p", over: "book")) AS watched
                   FROM source p
                 WINDOW book AS (PARTITION BY p.book_id ORDER BY p.played_at, p.id),
                        earlier AS (book ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)

@@ -69,10 +69,7 @@ enum PlayRetention {
         played AS (
             SELECT s.*, (s.played_at AT TIME ZONE par.time_zone)::date AS day,
                    COALESCE(bool_or(s.completed_any) OVER earlier, false) AS rewatch,
-                   CASE WHEN lag(s.position_seconds) OVER book IS NOT NULL AND NOT lag(s.completed) OVER book
-                             AND s.position_seconds >= lag(s.position_seconds) OVER book
-                        THEN s.position_seconds - lag(s.position_seconds) OVER book
-                        ELSE s.position_seconds END AS watched,
+                   \(PlaySeconds.watched(of: "s", over: "book")) AS watched,
                    row_number() OVER (PARTITION BY s.child_id, s.book_id ORDER BY s.played_at DESC, s.id DESC) AS newest
               FROM source s JOIN children c ON c.id = s.child_id JOIN parents par ON par.id = c.parent_id
             WINDOW book AS (PARTITION BY s.child_id, s.book_id ORDER BY s.played_at, s.id),

@@ -65,13 +65,14 @@ struct LibraryController: ChildRouteCollection {
     }
 
     /// A play's optional `played_at` (backdating): an RFC 3339 date-time, in the past or now. A
-    /// minute ahead is allowed for a device's clock and recorded as now; later is refused.
-    static func playedAt(_ body: JSONBody) throws -> Date? {
+    /// minute ahead of `now` (the app's clock) is allowed for a device's clock and recorded as now;
+    /// later is refused.
+    static func playedAt(_ body: JSONBody, now: Date) throws -> Date? {
         guard let text = try body.optionalString("played_at", maxLength: 40) else { return nil }
         guard let date = Instants.dateTime(text), date.timeIntervalSince1970 >= 946_684_800 else {
             throw Problem.invalidParameter("played_at", "played_at must be an RFC 3339 date-time, such as 2026-11-23T08:30:00Z")
         }
-        guard date.timeIntervalSinceNow <= 60 else {
+        guard date.timeIntervalSince(now) <= 60 else {
             throw Problem.invalidParameter("played_at", "played_at must not be in the future")
         }
         return date
@@ -103,7 +104,7 @@ struct LibraryController: ChildRouteCollection {
         let body = try JSONBody(req)
         let position = try body.integer("position_seconds", in: 0...(7 * 24 * 3600))
         let completed = try body.bool("completed")
-        let playedAt = try Self.playedAt(body)
+        let playedAt = try Self.playedAt(body, now: req.now)
         let play = try await req.transaction { sql -> LibraryQueries.Play? in
             guard try await PlayAllowance.lockChild(child.id, parent: parentID, on: sql) else { return nil }
             try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql, now: req.now)

@@ -38,7 +38,7 @@ struct LibraryQueries {
         case .recentlyWatched: order = "le.last_played_at DESC NULLS LAST, le.added_at DESC, b.id DESC"
         }
         return try await sql.raw("""
-            SELECT \(LibraryController.EntryDTO.columns(country: country)), \(BookSQL.nextRightsChange("b")) AS next_rights_change
+            SELECT \(Self.entryColumns(country: country)), \(BookSQL.nextRightsChange("b")) AS next_rights_change
               FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
              WHERE le.child_id = \(bind: child) AND \(BookSQL.live("b"))\(leaving)
              ORDER BY \(order)
@@ -69,7 +69,7 @@ struct LibraryQueries {
                 INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: book))
                 ON CONFLICT (child_id, book_id) DO NOTHING RETURNING child_id, book_id, added_at, last_played_at
             )
-            SELECT \(LibraryController.EntryDTO.columns(country: country))
+            SELECT \(Self.entryColumns(country: country))
               FROM added le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
             """).first().map(LibraryController.EntryDTO.init(row:))
     }
@@ -102,5 +102,36 @@ struct LibraryQueries {
             SELECT child_id, book_id, \(bind: position), \(bind: completed), LEAST(COALESCE(\(bind: playedAt), now()), now()) FROM entry
             RETURNING book_id, position_seconds, completed, played_at
             """).first(decoding: Play.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+}
+
+extension LibraryQueries {
+    /// What `LibraryController.EntryDTO(row:)` reads, for `library_entries le` joined to `books b`
+    /// and its joins; rights as they are in `country`.
+    static func entryColumns(country: String?) -> SQLQueryString {
+        """
+        \(BookDTO.columns(country: country)), le.added_at, le.last_played_at,
+        (SELECT count(*) FROM plays q WHERE q.child_id = le.child_id AND q.book_id = le.book_id AND q.completed) AS completed_count,
+        (SELECT \(BookSQL.progress(position: "q.position_seconds", completed: "q.completed")) FROM plays q
+          WHERE q.child_id = le.child_id AND q.book_id = le.book_id ORDER BY q.played_at DESC, q.id DESC LIMIT 1) AS progress,
+        \(BookSQL.rightsEndsAt("b", in: country)) AS rights_ends_at
+        """
+    }
+
+    /// The entry's own columns of a row of `entryColumns` (the book's are `BookDTO(row:)`'s).
+    struct EntryRow: Decodable {
+        let addedAt: Date
+        let lastPlayedAt: Date?
+        let progress: Double?
+        let completedCount: Int
+        let rightsEndsAt: Date?
+    }
+
+    /// The entry of `book` in `child`'s library, as the API shows it.
+    static func entry(child: Int, book: Int, country: String?, on sql: any SQLDatabase) async throws -> LibraryController.EntryDTO? {
+        try await sql.raw("""
+            SELECT \(entryColumns(country: country)) FROM library_entries le JOIN books b ON b.id = le.book_id \(BookDTO.joins)
+             WHERE le.child_id = \(bind: child) AND le.book_id = \(bind: book)
+            """).first().map(LibraryController.EntryDTO.init(row:))
     }
 }

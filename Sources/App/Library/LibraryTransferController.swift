@@ -46,7 +46,7 @@ struct LibraryTransferController: ChildRouteCollection {
             case .duplicate: throw LibraryController.duplicate
             case .blocked: throw LibraryController.blocked
             case .done:
-                guard let entry = try await EntryDTO.fetch(child: target, book: book, country: country, on: sql) else {
+                guard let entry = try await LibraryQueries.entry(child: target, book: book, country: country, on: sql) else {
                     throw Problem.notFound("No such book.")
                 }
                 return entry

@@ -35,11 +35,11 @@ struct OfflinePlays {
     struct Summary: Content { let recorded: Int; let duplicates: Int; let refused: Int }
     struct Answer: Content { let data: [Result]; let meta: Summary }
 
-    static func items(_ body: JSONBody) throws -> [Item] {
+    static func items(_ body: JSONBody, now: Date) throws -> [Item] {
         try body.objectList("plays", count: 1...limit).enumerated().map { index, play in
             let clientID = try play.string("client_id", maxLength: 100)
             guard !clientID.isEmpty else { throw Problem.invalidParameter(play.path + "client_id", "\(play.path)client_id must not be empty") }
-            guard let playedAt = try LibraryController.playedAt(play) else {
+            guard let playedAt = try LibraryController.playedAt(play, now: now) else {
                 throw Problem.invalidParameter(play.path + "played_at", "\(play.path)played_at is required for an offline play")
             }
             return Item(index: index, clientID: clientID, book: try play.integer("book_id", in: 1...Int(Int32.max)),
@@ -52,7 +52,7 @@ struct OfflinePlays {
     static func batch(req: Request) async throws -> Answer {
         let child = try req.child
         let parentID = try req.parentID
-        let items = try Self.items(try JSONBody(req))
+        let items = try Self.items(try JSONBody(req), now: req.now)
         let results = try await req.transaction { sql -> [Result]? in
             guard try await PlayAllowance.lockChild(child.id, parent: parentID, on: sql) else { return nil }
             let known = Set(try await sql.raw("""

@@ -25,11 +25,7 @@ final class AppMetrics: Sendable {
         let limit = req.application.settings.databasePoolPerLoop * req.application.eventLoopGroup.makeIterator().reduce(0) { n, _ in n + 1 }
         registry.makeGauge(descriptor: Self.metric("storytime_db_pool_max_connections", "Connections the app's pool may open (per event loop × loops)"))
             .set(Double(limit))
-        guard let row = try? await req.sql.raw("""
-            SELECT count(*) FILTER (WHERE state = 'active' AND pid <> pg_backend_pid()) AS busy,
-                   count(*) FILTER (WHERE state <> 'active' OR pid = pg_backend_pid()) AS idle
-              FROM pg_stat_activity WHERE application_name = \(bind: applicationName)
-            """).first(decoding: PoolRow.self) else { return }
+        guard let row = try? await MetricsQueries.pool(applicationName: applicationName, on: req.sql) else { return }
         for (state, count) in [("busy", row.busy), ("idle", row.idle)] {
             if let n = count {
                 registry.makeGauge(descriptor: Self.metric("storytime_db_pool_connections", "This instance's open database connections, by state (PostgreSQL's view)"),
@@ -37,9 +33,6 @@ final class AppMetrics: Sendable {
             }
         }
     }
-
-    /// This instance's connections by state, as `refreshPool` reads them.
-    private struct PoolRow: Decodable { let busy: Int?; let idle: Int? }
 
     /// A metric's full name (already with its unit suffix) and help text.
     static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {

@@ -21,6 +21,8 @@ enum WebhookDelivery {
     static let lease = 60
     static let batch = 20
     static let timeout: TimeAmount = .seconds(10)
+    /// How long an answer's body is read after its status arrived.
+    static let bodyWait: Duration = .seconds(2)
 
     /// Its job's name (`Jobs.swift`): a request that wrote deliveries wakes it.
     static let job = "webhook delivery"
@@ -104,8 +106,15 @@ enum WebhookDelivery {
         let outcome: (ok: Bool, status: Int?, error: String?)
         do {
             let response = try await client.execute(request, timeout: timeout)
-            _ = try? await response.body.collect(upTo: 64 * 1024)
             let status = Int(response.status.code)
+            // The status is the answer. The body is read for a moment at most: a receiver that
+            // trickles it byte by byte would otherwise hold this pass, and every delivery behind it.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try? await response.body.collect(upTo: 64 * 1024) }
+                group.addTask { try? await Task.sleep(for: Self.bodyWait) }
+                await group.next()
+                group.cancelAll()
+            }
             outcome = ((200..<300).contains(status), status, (200..<300).contains(status) ? nil : "HTTP \(status)")
         } catch {
             logger.info("webhook delivery attempt failed", metadata: ["delivery": .stringConvertible(item.id), "error": .string(String(String(describing: error).prefix(300)))])

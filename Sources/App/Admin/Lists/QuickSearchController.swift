@@ -38,7 +38,9 @@ struct QuickSearchController: RouteCollection {
                 let rows = try await QuickSearchQueries.matches(query, table: resource.table, column: column, limit: Self.perKind, on: req.sql)
                 results += rows.map { Result(label: $0.label, kind: kind, href: AdminPath.record(resource.slug, $0.id)) }
             }
-            if staff.isAdmin, query.contains("@") {
+            // Staff accounts: an admin's signed-in session only, never a staff API token (no
+            // token scope reads staff, whatever its maker's role).
+            if staff.isAdmin, !req.adminSession.isBearer, query.contains("@") {
                 let rows = try await QuickSearchQueries.staff(query, limit: Self.perKind, on: req.sql)
                 results += rows.map { Result(label: $0.email, kind: "Staff user", href: AdminPath.record(AdminResource.staffUsers.slug, $0.id)) }
             }

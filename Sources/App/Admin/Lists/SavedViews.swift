@@ -14,14 +14,8 @@ enum SavedViews {
         let current: Bool
     }
 
-    private struct Saved: Decodable { let name: String; let query: String; let shared: Bool }
-
     static func list(resource: String, staff: StaffUser, current: String, listURL: String, on sql: any SQLDatabase) async throws -> [Link] {
-        try await sql.raw("""
-            SELECT v.name, v.query, v.shared FROM saved_views v JOIN staff_users u ON u.id = v.staff_user_id
-             WHERE v.resource = \(bind: resource) AND (v.staff_user_id = \(bind: staff.id) OR (v.shared AND u.role <> 'viewer'))
-             ORDER BY lower(v.name), v.id LIMIT 50
-            """).all(decoding: Saved.self).map { row in
+        try await SavedViewsQueries.visible(resource: resource, staff: staff.id, on: sql).map { row in
             Link(name: row.name, href: listURL + (row.query.isEmpty ? "" : "?" + row.query), shared: row.shared, current: row.query == current)
         }
     }
@@ -52,11 +46,7 @@ struct SavedViewsController: RouteCollection {
             req.adminSession.flash("Viewers save views for themselves only: untick “Share with all staff”, or ask an editor to share it.")
             return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
         }
-        try await req.sql.raw("""
-            INSERT INTO saved_views (staff_user_id, resource, name, query, shared)
-            VALUES (\(bind: staff.id), \(bind: resource.slug), \(bind: name), \(bind: query), \(bind: shared))
-            ON CONFLICT (staff_user_id, resource, lower(name)) DO UPDATE SET query = EXCLUDED.query, shared = EXCLUDED.shared
-            """).run()
+        try await SavedViewsQueries.save(staff: staff.id, resource: resource.slug, name: name, query: query, shared: shared, on: req.sql)
         req.adminSession.flash("Saved the view “\(name)”.")
         return req.redirect(to: list + (query.isEmpty ? "" : "?" + query))
     }

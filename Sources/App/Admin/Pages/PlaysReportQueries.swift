@@ -24,12 +24,11 @@ enum PlaysReportQueries {
         let scope: SQLQueryString = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try await sql.raw("""
             WITH watched AS (
-                SELECT p.book_id, p.child_id,
-                       CASE WHEN lag(p.position_seconds) OVER w IS NOT NULL AND NOT lag(p.completed) OVER w
-                                 AND p.position_seconds >= lag(p.position_seconds) OVER w
-                            THEN p.position_seconds - lag(p.position_seconds) OVER w ELSE p.position_seconds END AS seconds
-                  FROM plays p WHERE p.played_at > now() - make_interval(days => \(bind: days)::int)
-                WINDOW w AS (PARTITION BY p.child_id, p.book_id ORDER BY p.played_at, p.id)
+                -- Each play of the period counted as everywhere else: after the book's previous
+                -- play, whenever it was (before the period, or folded by retention).
+                SELECT p.book_id, p.child_id, \(PlaySeconds.ofPlay) AS seconds
+                  FROM plays p \(PlaySeconds.previous)
+                 WHERE p.played_at > now() - make_interval(days => \(bind: days)::int)
             )
             SELECT b.id, b.title, COALESCE(pb.name, '') AS publisher, count(*) AS plays,
                    count(DISTINCT w.child_id) AS children, sum(w.seconds) / 60 AS minutes

@@ -23,30 +23,28 @@ enum BatchJobs {
 
     /// The exact number of records the filter matches now (the dry run).
     static func count(_ request: ListRequest, store: ResourceStore) async throws -> Int {
-        try await store.sql.number("SELECT count(*) AS n FROM (\(store.matching(request).column(ResourceStore.id).select)) x")
+        try await BatchJobQueries.count(request, store: store)
     }
 
-    /// Records the job and starts it on this instance; its id.
+    /// Records the job and starts it on this instance (through the app's `JobRunner`, so shutdown
+    /// waits for it); its id.
     static func start(resource: AdminResource, action: AdminBatchAction, label: String, target: String?, filter: String, total: Int,
                       staff: StaffUser, app: Application) async throws -> Int {
         let counter = app.appServices.queryCounter
-        let sql = app.db.sql(counting: counter)
-        let id = try await sql.raw("""
-            INSERT INTO batch_jobs (staff_user_id, staff_email, resource, action, action_label, target, filter, total)
-            VALUES (\(bind: staff.id), \(bind: staff.email), \(bind: resource.slug), \(bind: action.name), \(bind: label),
-                    \(bind: target), \(bind: filter), \(bind: total)) RETURNING id
-            """).first(decoding: ResourceRows.ID.self)!.id
+        let id = try await BatchJobQueries.insert(staff: staff, resource: resource.slug, action: action.name, label: label, target: target,
+                                                  filter: filter, total: total, on: app.db.sql(counting: counter))
         let logger = app.logger
         let database = app.db
-        Task {
+        app.appServices.jobs.spawn("batch job \(id)") {
             do {
                 try await run(job: id, resource: resource, action: action, target: target, filter: filter, staff: staff, on: database, counter: counter)
             } catch {
                 logger.error("batch job \(id) failed: \(String(reflecting: error))")
-                try? await database.sql(counting: counter).raw("""
-                    UPDATE batch_jobs SET status = 'failed', message = \(bind: "Stopped by an error; the chunks before it are done."), updated_at = now()
-                     WHERE id = \(bind: id)
-                    """).run()
+                // The resource's own words for a constraint it names (a live book's content under review).
+                let named = ConstraintViolation(error).flatMap { resource.form.constraintMessages[$0.constraint]?.message }
+                try? await BatchJobQueries.fail(job: id, message: named.map { "Stopped: \($0) The chunks before it are done." }
+                                                    ?? "Stopped by an error; the chunks before it are done.",
+                                                on: database.sql(counting: counter))
             }
         }
         return id
@@ -61,8 +59,7 @@ enum BatchJobs {
         var messages: [String] = []
         while true {
             let store = ResourceStore(resource: resource, parentID: nil, sql: sql)
-            let ids = try await store.matching(request).column(ResourceStore.id).where(ResourceStore.id, .greaterThan, SQLBind(lastID))
-                .orderBy(ResourceStore.id).limit(chunk).all(decoding: ResourceRows.ID.self).map(\.id)
+            let ids = try await BatchJobQueries.chunk(request, store: store, after: lastID, limit: chunk)
             guard let last = ids.last else { break }
             let message = try await database.transaction { db in
                 let sql = db.sql(counting: counter)
@@ -71,12 +68,10 @@ enum BatchJobs {
             messages.append(message)
             lastID = last
             processed += ids.count
-            try await sql.raw("UPDATE batch_jobs SET processed = \(bind: processed), updated_at = now() WHERE id = \(bind: job)").run()
+            try await BatchJobQueries.progress(job: job, processed: processed, on: sql)
         }
         let summary = messages.count == 1 ? messages[0] : "\(processed) \(resource.plural.lowercased()) processed in \(messages.count) chunks."
-        try await sql.raw("""
-            UPDATE batch_jobs SET status = 'done', processed = \(bind: processed), message = \(bind: summary), updated_at = now() WHERE id = \(bind: job)
-            """).run()
+        try await BatchJobQueries.finish(job: job, processed: processed, summary: summary, on: sql)
     }
 }
 
@@ -101,29 +96,10 @@ struct BatchJobController: RouteCollection {
         let auditURL: String
     }
 
-    /// A job as its page shows it.
-    struct Job: Decodable {
-        let resource: String
-        let actionLabel: String
-        let filter: String
-        let total: Int
-        let processed: Int
-        let status: String
-        let message: String?
-        let staffUserId: Int?
-        let staffEmail: String
-        /// Running with no progress for `BatchJobs.stalledAfter`.
-        let stalled: Bool
-    }
-
     @Sendable
     func show(req: Request) async throws -> View {
         guard let id = req.parameters.get("job_id").flatMap({ Int($0) }), id > 0,
-              let job = try await req.sql.raw("""
-                SELECT resource, action_label, filter, total, processed, status, message, staff_user_id, staff_email,
-                       now() - updated_at > make_interval(secs => \(bind: BatchJobs.stalledAfter)) AS stalled
-                  FROM batch_jobs WHERE id = \(bind: id)
-                """).first(decoding: Job.self, keyDecodingStrategy: .convertFromSnakeCase),
+              let job = try await BatchJobQueries.job(id, stalledAfter: BatchJobs.stalledAfter, on: req.sql),
               let resource = ResourceRegistry.all.first(where: { job.resource == $0.slug })
         else { throw Abort(.notFound) }
         let status = job.status, stalled = job.stalled

@@ -14,7 +14,7 @@ extension ResourceController {
         let details = try columns.map { DetailView(label: $0.label, cell: try Cells.view(row, $0, link: path.record(id))) }
         var related: [RelatedView] = []
         for section in resource.detail.related {
-            related.append(try await relatedView(section, of: id, on: req.sql, editor: staff.canEdit))
+            related.append(try await relatedView(section, of: id, in: store, editor: staff.canEdit))
         }
         let writer = canWrite(staff)
         let page = ShowPage(
@@ -30,8 +30,8 @@ extension ResourceController {
         return try await req.view.render("show", page)
     }
 
-    private func relatedView(_ section: AdminRelated, of id: Int, on sql: any SQLDatabase, editor: Bool) async throws -> RelatedView {
-        let rows = try await sql.raw(section.query(id)).all()
+    private func relatedView(_ section: AdminRelated, of id: Int, in store: ResourceStore, editor: Bool) async throws -> RelatedView {
+        let rows = try await store.related(section, of: id)
         let views = try rows.map { row -> RowView in
             let rowID = try row.decode(model: ResourceRows.ID.self).id
             var cells = try section.columns.map { column in

@@ -71,6 +71,11 @@ struct ResourceStore: Sendable {
         return (try row.decode(model: ResourceRows.DisplayName.self).displayName, row)
     }
 
+    /// A related section's rows for record `id` (the detail page's tables).
+    func related(_ section: AdminRelated, of id: Int) async throws -> [any SQLRow] {
+        try await sql.raw(section.query(id)).all()
+    }
+
     /// The stored fields as the edit form shows them, and the non-column ones (`loadExtra`).
     func formValues(_ id: Int) async throws -> FormValues? {
         let builder = select(joined: false)
@@ -143,7 +148,8 @@ struct BatchChange: Sendable {
         let before = try await store.snapshots(ids, on: sql)
         let changed = try await change(sql)
         let after = try await store.snapshots(changed, on: sql)
-        try await audit.record("batch: " + action, table: store.resource.table, ids: changed, before: before, after: after, on: sql)
+        // In id order: a statement returns rows in the order it found them, which moves as rows are rewritten.
+        try await audit.record("batch: " + action, table: store.resource.table, ids: changed.sorted(), before: before, after: after, on: sql)
         return changed
     }
 }

@@ -34,6 +34,8 @@ struct CatalogEngineStarter: LifecycleHandler {
         do {
             try await engine.build(on: database)
             jobs.wake(snapshotJob)
+        } catch is CancellationError {
+            return   // the app is stopping
         } catch {
             engine.logger.error("catalog engine build failed; serving from SQL and retrying in 5 s", metadata: ["error": .string(String(describing: error))])
         }
