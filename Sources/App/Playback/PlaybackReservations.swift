@@ -3,7 +3,8 @@ import SQLKit
 import Vapor
 
 /// The minutes playback grants hold from a child's daily budget (`migrations/0035`). A grant
-/// given while today has a daily limit reserves its whole length, under the child's row lock
+/// given while today has a daily limit reserves what it may play — the book's length, or the
+/// minutes left when fewer (`PlaybackController.grant`) — under the child's row lock
 /// (`PlayAllowance.lockChild`), so grants asked together are judged one after another and never
 /// add up past the budget.
 ///
