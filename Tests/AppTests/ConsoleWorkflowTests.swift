@@ -16,6 +16,11 @@ struct ConsoleWorkflowTests {
         return bytes
     }
 
+    /// The approve form's field: the content version the book's review page shows now.
+    static func shownVersion(_ app: Application, _ book: Int) async throws -> [(String, String)] {
+        [("version", String(try await app.count("SELECT content_version AS n FROM books WHERE id = \(bind: book)")))]
+    }
+
     static func value(_ name: String, in html: String) -> String? {
         guard let range = html.range(of: #"name="\#(name)" value=""#) else { return nil }
         return String(html[range.upperBound...].prefix { $0 != "\"" })
@@ -151,18 +156,19 @@ struct ConsoleWorkflowTests {
             #expect(try await editor.post("/admin/books/\(book)/review/submit", []).status == .seeOther)
             let queue = try await other.get("/admin/reviews")
             #expect(queue.html.contains("Moon Review"))
-            #expect(try await editor.post("/admin/books/\(book)/review/approve", []).status == .conflict)   // not one's own
+            #expect(try await editor.post("/admin/books/\(book)/review/approve", try await ConsoleWorkflowTests.shownVersion(app, book)).status == .conflict)   // not one's own
             #expect(try await other.post("/admin/books/\(book)/review/return", [("comment", "")]).status == .badRequest)
 
             // Two reviewers at once: one approval lands, the other is told.
             let third = try await app.console(role: .admin)
             let sessions = [(other.cookie!, other.csrf!), (third.cookie!, third.csrf!)]
+            let version = try await app.count("SELECT content_version AS n FROM books WHERE id = \(bind: book)")
             let statuses = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
                 for (cookie, csrf) in sessions {
                     group.addTask {
                         try await app.testing().sendRequest(.POST, "/admin/books/\(book)/review/approve",
                                                             headers: ["Cookie": "\(AdminSession.cookieName)=\(cookie)", "Content-Type": "application/x-www-form-urlencoded"],
-                                                            body: ByteBuffer(string: "csrf_token=" + QueryEncoding.encode(csrf))).status
+                                                            body: ByteBuffer(string: "csrf_token=" + QueryEncoding.encode(csrf) + "&version=\(version)")).status
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -176,7 +182,7 @@ struct ConsoleWorkflowTests {
             // Changing an approved draft's content needs approval again.
             let draft = try await app.makeBook("Star Review", status: "draft")
             _ = try await editor.post("/admin/books/\(draft)/review/submit", [])
-            _ = try await other.post("/admin/books/\(draft)/review/approve", [])
+            _ = try await other.post("/admin/books/\(draft)/review/approve", try await ConsoleWorkflowTests.shownVersion(app, draft))
             try await app.sql.raw("UPDATE books SET title = 'Star Review, revised' WHERE id = \(bind: draft)").run()
             #expect(try await app.sql.raw("SELECT review_state FROM books WHERE id = \(bind: draft)").first()!.decode(column: "review_state", as: String?.self) == nil)
         }

@@ -39,7 +39,7 @@ struct SecurityRound4ReviewWebhookTests {
             let author = try await app.console(role: .editor), reviewer = try await app.console(role: .editor)
             let book = try await app.makeBook("Quiet Fox", status: "draft")
             #expect(try await author.post("/admin/books/\(book)/review/submit", []).status == .seeOther)
-            #expect(try await reviewer.post("/admin/books/\(book)/review/approve", []).status == .seeOther)
+            #expect(try await reviewer.post("/admin/books/\(book)/review/approve", try await ConsoleWorkflowTests.shownVersion(app, book)).status == .seeOther)
 
             // The attack: new text and "active" in the same save.
             let bypass = try await author.post("/admin/books/\(book)", Self.form("Loud Fox, rewritten", status: "active"))
@@ -76,7 +76,7 @@ struct SecurityRound4ReviewWebhookTests {
             // page offers them no Approve button.
             #expect(try await rewriter.post("/admin/books/\(book)", Self.form("Small Owl, my words", status: "draft")).status == .seeOther)
             #expect(!(try await rewriter.get("/admin/books/\(book)/review").html.contains(">Approve<")))
-            #expect(try await rewriter.post("/admin/books/\(book)/review/approve", []).status == .conflict)
+            #expect(try await rewriter.post("/admin/books/\(book)/review/approve", try await ConsoleWorkflowTests.shownVersion(app, book)).status == .conflict)
             #expect(try await Self.book(app, book).review == "pending")
             // Not by SQL either: the trigger holds the rule.
             let rewriterID = try await app.sql.raw("SELECT staff_user_id FROM audit_log WHERE action = 'update' AND record_id = \(bind: book)").first()!
@@ -89,6 +89,8 @@ struct SecurityRound4ReviewWebhookTests {
             let shown = try await Self.version(app, book)
             #expect(try await third.get("/admin/books/\(book)/review").html.contains(#"name="version" value="\#(shown)""#))
             #expect(try await author.post("/admin/books/\(book)", Self.form("Small Owl, later words", status: "draft")).status == .seeOther)
+            // An approval that names no version (a hand-made form) approves nothing.
+            #expect(try await third.post("/admin/books/\(book)/review/approve", []).status == .badRequest)
             #expect(try await third.post("/admin/books/\(book)/review/approve", [("version", String(shown))]).status == .conflict)
             #expect(try await third.post("/admin/books/\(book)/review/approve", [("version", String(shown + 1))]).status == .seeOther)
             #expect(try await Self.book(app, book) == ("Small Owl, later words", "draft", "approved"))
@@ -104,7 +106,7 @@ struct SecurityRound4ReviewWebhookTests {
                 #expect(try await author.post("/admin/books/\(book)/review/submit", []).status == .seeOther)
                 let statuses = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
                     group.addTask { try await rogue.post("/admin/books/\(book)", Self.form("Race \(round), rewritten", status: "draft")).status }
-                    group.addTask { try await rogue.post("/admin/books/\(book)/review/approve", []).status }
+                    group.addTask { try await rogue.post("/admin/books/\(book)/review/approve", try await ConsoleWorkflowTests.shownVersion(app, book)).status }
                     return try await group.reduce(into: [HTTPStatus]()) { $0.append($1) }
                 }
                 #expect(!statuses.contains(.internalServerError), "\(statuses)")

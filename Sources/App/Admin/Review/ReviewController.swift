@@ -79,8 +79,10 @@ struct ReviewController: RouteCollection {
     @Sendable
     func approve(req: Request) async throws -> Response {
         try req.requireEditor()
-        // The content version the page showed: an edit since then is not approved unseen.
-        let version = try FormBody(req).value("version").flatMap { Int($0) }
+        // The content version the page showed (required): an edit since then is not approved unseen.
+        guard let version = try FormBody(req).value("version").flatMap({ Int($0) }) else {
+            return try await render(req, try await load(req), error: "Approve from the book's review page, which shows what you approve.", status: .badRequest)
+        }
         return try await step(req, action: "review: approved", .approve(version: version),
                               refused: "Only a pending book can be approved, by someone who neither submitted it nor changed its content since the last approval, and only as the page showed it: reload to see its latest content.", done: "Approved: it can now be made active or scheduled.")
     }

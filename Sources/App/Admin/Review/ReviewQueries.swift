@@ -35,7 +35,7 @@ enum ReviewQueries {
         case submit
         /// Approves the content the reviewer saw (`version`, when the page sent it), if the
         /// reviewer neither submitted it nor changed it since the last approval.
-        case approve(version: Int?)
+        case approve(version: Int)
         case giveBack(comment: String)
     }
 
@@ -74,7 +74,7 @@ enum ReviewQueries {
                 UPDATE books SET review_state = 'approved', review_comment = NULL, reviewed_by = \(bind: user), reviewed_at = now()
                  WHERE id = \(bind: id) AND review_state = 'pending' AND review_submitted_by IS DISTINCT FROM \(bind: user)
                    AND NOT EXISTS (SELECT 1 FROM book_review_authors a WHERE a.book_id = books.id AND a.staff_user_id = \(bind: user))
-                   AND (\(bind: version)::integer IS NULL OR content_version = \(bind: version)::integer)
+                   AND content_version = \(bind: version)
                  RETURNING id
                 """
         case .giveBack(let comment):
