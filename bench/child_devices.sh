@@ -6,15 +6,15 @@
 # same run ($1, req/s): the ratio is the figure.
 child_device_mix() {
     local unscoped=$1 parent ids
-    parent=$(scripts/db.sh psql -d "$db" -tAc "SELECT parent_id FROM children WHERE id = $child")
+    parent=$(scripts/db.sh psql -d "$db" -tAc "SELECT added_by FROM children WHERE id = $child")
     scripts/db.sh psql -d "$db" -qc "
-        INSERT INTO children (parent_id, name) SELECT $parent, 'Tablet ' || g FROM generate_series(1, 40) g
-         WHERE NOT EXISTS (SELECT 1 FROM children WHERE parent_id = $parent AND name = 'Tablet 1');
+        INSERT INTO children (added_by, name) SELECT $parent, 'Tablet ' || g FROM generate_series(1, 40) g
+         WHERE NOT EXISTS (SELECT 1 FROM children WHERE added_by = $parent AND name = 'Tablet 1');
         INSERT INTO child_controls (child_id, max_age, blocked_categories)
         SELECT c.id, 8, ARRAY[(SELECT id FROM categories ORDER BY id OFFSET (c.id % 5) LIMIT 1)]
-          FROM children c WHERE c.parent_id = $parent AND c.name LIKE 'Tablet %'
+          FROM children c WHERE c.added_by = $parent AND c.name LIKE 'Tablet %'
         ON CONFLICT (child_id) DO UPDATE SET max_age = 8" >/dev/null
-    ids=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE parent_id = $parent AND name LIKE 'Tablet %' ORDER BY id")
+    ids=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE added_by = $parent AND name LIKE 'Tablet %' ORDER BY id")
     : > "$work/tokens.txt"
     for id in $ids; do
         curl -sf -X POST "$base/api/v1/children/$id/devices" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \

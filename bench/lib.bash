@@ -24,7 +24,7 @@ prepare_db() {
     fi
     DATABASE_URL=$url $app parent create --email bench@bench.test --password 'bench password' --child Bo >/dev/null 2>&1 || true
     DATABASE_URL=$url $app staff create --email bench@bench.test --password 'bench password' --role viewer >/dev/null 2>&1 || true
-    child=$(scripts/db.sh psql -d "$db" -tAc "SELECT c.id FROM children c JOIN parents p ON p.id = c.parent_id WHERE p.email = 'bench@bench.test' ORDER BY c.id LIMIT 1")
+    child=$(scripts/db.sh psql -d "$db" -tAc "SELECT c.id FROM children c JOIN parents p ON p.id = c.added_by WHERE p.email = 'bench@bench.test' ORDER BY c.id LIMIT 1")
     scripts/db.sh psql -d "$db" -qc "INSERT INTO library_entries (child_id, book_id, added_at, last_played_at)
         SELECT $child, id, now() - id * interval '1 minute', CASE WHEN id % 2 = 0 THEN now() - id * interval '30 seconds' END
           FROM books WHERE status = 'active' ORDER BY id LIMIT 60 ON CONFLICT DO NOTHING" >/dev/null
@@ -35,9 +35,9 @@ prepare_db() {
         SELECT $child, b.book_id, (g * 37) % 600, g % 5 = 0, now() - g * interval '55 minutes'
           FROM generate_series(1, 10000) g
           JOIN (SELECT book_id, row_number() OVER (ORDER BY book_id) - 1 AS k FROM library_entries WHERE child_id = $child) b ON b.k = g % 60;
-        INSERT INTO children (parent_id, name) SELECT parent_id, 'Cy' FROM children WHERE id = $child
-         AND NOT EXISTS (SELECT 1 FROM children c WHERE c.parent_id = (SELECT parent_id FROM children WHERE id = $child) AND c.name = 'Cy')" >/dev/null
-    sibling=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE name = 'Cy' AND parent_id = (SELECT parent_id FROM children WHERE id = $child)")
+        INSERT INTO children (added_by, name) SELECT added_by, 'Cy' FROM children WHERE id = $child
+         AND NOT EXISTS (SELECT 1 FROM children c WHERE c.added_by = (SELECT added_by FROM children WHERE id = $child) AND c.name = 'Cy')" >/dev/null
+    sibling=$(scripts/db.sh psql -d "$db" -tAc "SELECT id FROM children WHERE name = 'Cy' AND added_by = (SELECT added_by FROM children WHERE id = $child)")
     bulk_ids=$(scripts/db.sh psql -d "$db" -tAc "SELECT string_agg(book_id::text, ',') FROM library_entries WHERE child_id = $child")
     export BENCH_BODY="{\"action\": \"copy\", \"to_child_id\": $sibling, \"book_ids\": [$bulk_ids]}"
     scripts/db.sh psql -d "$db" -qc "VACUUM ANALYZE" >/dev/null

@@ -184,9 +184,9 @@ struct FoundationTests {
                 UNION ALL SELECT concat_ws('|', 'v', book_id, status, duration_seconds, has_captions) FROM video_assets
                 UNION ALL SELECT concat_ws('|', 'r', book_id, starts_at, ends_at) FROM rights_windows
                 UNION ALL SELECT concat_ws('|', 'p', email) FROM parents
-                UNION ALL SELECT concat_ws('|', 'k', p.email, k.name) FROM children k JOIN parents p ON p.id = k.parent_id
+                UNION ALL SELECT concat_ws('|', 'k', p.email, k.name) FROM children k JOIN parents p ON p.id = k.added_by
                 UNION ALL SELECT concat_ws('|', 'l', p.email, k.name, le.book_id, le.added_at, le.last_played_at)
-                  FROM library_entries le JOIN children k ON k.id = le.child_id JOIN parents p ON p.id = k.parent_id
+                  FROM library_entries le JOIN children k ON k.id = le.child_id JOIN parents p ON p.id = k.added_by
             ) lines
             """).first()!.decode(column: "digest", as: String.self)
     }
@@ -272,7 +272,7 @@ struct FoundationTests {
     func accounts() async throws {
         let app = try app()
         let id = try await Accounts.createParent(email: "Pat@Example.com", passwordHash: "x", children: ["Ada", "Ben"], on: app.sql)
-        let names = try await app.sql.raw("SELECT name FROM children WHERE parent_id = \(bind: id) ORDER BY id").all()
+        let names = try await app.sql.raw("SELECT name FROM children WHERE added_by = \(bind: id) ORDER BY id").all()
             .map { try $0.decode(column: "name", as: String.self) }
         #expect(names == ["Ada", "Ben"])
         let error = await #expect(throws: Abort.self) {

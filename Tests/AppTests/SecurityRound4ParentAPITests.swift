@@ -161,7 +161,7 @@ struct SecurityRound4ParentAPITests {
         #expect(try await app.send(.POST, "/api/v1/auth/logout", token: second).status == .noContent)
         let afterLogout = try await add(second, key: "k-second", name: "Cy")
         #expect(afterLogout.status == .unauthorized && afterLogout.headers.first(name: "Idempotent-Replayed") == nil, "\(afterLogout.status)")
-        #expect(try await app.count("SELECT count(*) AS n FROM children WHERE parent_id = \(bind: parent.id)") == 3)
+        #expect(try await app.count("SELECT count(*) AS n FROM children WHERE added_by = \(bind: parent.id)") == 3)
     }
 
     @Test("six concurrent refreshes of one refresh token: exactly one gets tokens, the others the clean reuse answer, never a 500", .app)

@@ -152,17 +152,19 @@ struct SelfServiceAccountsTests {
             #expect(try wrong.status == .forbidden && Self.code(wrong) == "wrong_password")
             let deleted = try await app.send(.DELETE, "/api/v1/me", token: token, json: #"{"password":"\#(Self.password)"}"#)
             #expect(deleted.status == .ok)
-            let receipt = try #require(try deleted.json["data"] as? [String: Int])
-            #expect(receipt == ["children": 2, "library_entries": 2, "plays": 2, "controls": 1, "devices": 1])
+            let receipt = try #require(try deleted.json["data"] as? [String: Any])
+            let counts = receipt.compactMapValues { $0 as? Int }.filter { $0.key != "family_removed" }
+            #expect(counts == ["children": 2, "library_entries": 2, "plays": 2, "controls": 1, "devices": 1])
+            #expect(receipt["family_removed"] as? Bool == true)
 
             // Table by table: every column that names a parent or a child.
             let columns = try await app.sql.raw("""
                 SELECT table_name, column_name FROM information_schema.columns
-                 WHERE table_schema = 'public' AND column_name IN ('parent_id', 'child_id')
+                 WHERE table_schema = 'public' AND column_name IN ('parent_id', 'child_id', 'account_id', 'added_by', 'invited_by')
                 """).all().map { (try $0.decode(column: "table_name", as: String.self), try $0.decode(column: "column_name", as: String.self)) }
             #expect(columns.count >= 8)
             for (table, column) in columns {
-                let ids = column == "parent_id" ? [parent] : children
+                let ids = column == "child_id" ? children : [parent]
                 let left = try await app.sql.raw("SELECT count(*) AS n FROM \(ident: table) WHERE \(ident: column) = ANY(\(bind: ids))").one()
                     .decode(column: "n", as: Int.self)
                 // `ended_accounts` keeps the bare id (no data about the family) so a token of the
@@ -170,7 +172,7 @@ struct SelfServiceAccountsTests {
                 #expect(left == (table == "ended_accounts" ? 1 : 0), "\(table).\(column)")
             }
             #expect(try await app.sql.raw("SELECT count(*) AS n FROM parents WHERE id = \(bind: parent)").one().decode(column: "n", as: Int.self) == 0)
-            #expect(try await app.sql.raw("SELECT count(*) AS n FROM children WHERE parent_id = \(bind: keep)").one().decode(column: "n", as: Int.self) == 1)
+            #expect(try await app.sql.raw("SELECT count(*) AS n FROM children WHERE added_by = \(bind: keep)").one().decode(column: "n", as: Int.self) == 1)
             // Its token is refused at once, and nothing about its children is answered.
             #expect(try await app.get("/api/v1/children/\(children[0])/library", token: token).status == .unauthorized)
             #expect(children.allSatisfy { !app.appServices.childAnswers.keepsAnswers(about: $0) })

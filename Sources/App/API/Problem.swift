@@ -38,6 +38,9 @@ struct Problem: AbortError, Sendable {
     /// A child device (child mode) asking for what only a parent may do.
     static let parentOnly = Problem(status: .forbidden, code: "parent_only",
                                     detail: "Only a parent can do this: unlock with the parent PIN (POST /api/v1/auth/pin) or sign in as the parent.")
+    /// A caregiver asking for what only a parent of the family may do.
+    static let parentRoleRequired = Problem(status: .forbidden, code: "parent_role_required",
+                                            detail: "Only a parent of the family can do this; caregivers can watch, record plays and ask for playback.")
     static func notFound(_ detail: String) -> Problem { Problem(status: .notFound, code: "not_found", detail: detail) }
 
     init(status: HTTPResponseStatus, code: String, detail: String, field: String? = nil, headers: HTTPHeaders = [:]) {

@@ -11,6 +11,7 @@ struct AccountLinkPages: RouteCollection {
         account.on(.POST, "verify", body: .collect(maxSize: "16kb"), use: verify)
         account.get("reset", use: resetForm)
         account.on(.POST, "reset", body: .collect(maxSize: "16kb"), use: reset)
+        account.get("invitation", use: invitation)
     }
 
     struct Page: Encodable {
@@ -62,6 +63,24 @@ struct AccountLinkPages: RouteCollection {
             return try await render(req, Page(title: "Choose a new password", message: nil, error: Self.explain(problem),
                                               form: again ? "reset" : nil, token: again ? token : ""), status: problem.status)
         }
+    }
+
+    /// A family invitation's link: what it is and how to accept it. Accepting needs the invited
+    /// account signed in, so it happens in the app (which opens this same address as a universal
+    /// link when installed, reading the token from it); the page uses nothing up.
+    @Sendable
+    func invitation(req: Request) async throws -> Response {
+        let token = Self.token(req.query[String.self, at: "token"])
+        guard !token.isEmpty, let invitation = try await FamilyQueries.pendingInvitation(tokenHash: RefreshSecret.hash(token), lock: false, on: req.sql) else {
+            return try await render(req, Page(title: "Family invitation", message: nil,
+                                              error: "This invitation has expired, was already used or was withdrawn. Ask for a new one.",
+                                              form: nil, token: ""), status: .notFound)
+        }
+        let role = invitation.role == .parent ? "a parent" : "a caregiver"
+        let message = "\(invitation.invitedBy ?? "A Storytime parent") invited \(invitation.email) to join their family as \(role). "
+            + "To accept, open this link on a phone or tablet with the Storytime app, or open the app, sign in with \(invitation.email) "
+            + "(or create an account with it) and choose Accept invitation. The invitation works once and ends 7 days after it was sent."
+        return try await render(req, Page(title: "Join a family on Storytime", message: message, error: nil, form: nil, token: ""))
     }
 
     private static func token(_ text: String?) -> String {

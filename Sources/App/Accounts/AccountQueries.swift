@@ -78,28 +78,41 @@ enum AccountQueries {
             """).first() != nil
     }
 
-    /// What a deleted account held: its children's and devices' ids, and counts for the receipt.
-    struct Family: Decodable { let children: [Int]?; let devices: [Int]?; let libraryEntries: Int; let plays: Int; let controls: Int }
+    /// What a deleted account held: whether it was its family's last parent (then the family
+    /// goes with it: its children's ids and counts for the receipt), and its devices' ids.
+    struct Family: Decodable {
+        let lastParent: Bool; let children: [Int]?; let devices: [Int]?; let libraryEntries: Int; let plays: Int; let controls: Int
+    }
 
-    /// Deletes the account and everything of the family (children with their libraries, plays and
-    /// controls; devices; tokens; consents; audit rows; mail) in `sql`'s transaction. The receipt,
-    /// the children's ids and the devices' ids (to forget in memory), or nil when it is gone.
+    /// Deletes the account (its devices, tokens, consents, audit rows, mail) in `sql`'s
+    /// transaction; when it was its family's last parent, the family's children too (with their
+    /// libraries, plays and controls) — a family with another parent keeps them, and caregivers
+    /// left without a parent found families of their own (migrations/0038). The family's row is
+    /// locked first, so two parents deleting their accounts at once are decided one after the
+    /// other. The receipt, the removed children's and devices' ids (to forget in memory), or nil.
     static func delete(parent: Int, on sql: any SQLDatabase) async throws -> (receipt: AccountRemovalDTO, children: [Int], devices: [Int])? {
+        try await sql.raw("SELECT id FROM families WHERE id = \(FamilyRole.family(of: parent)) FOR UPDATE").run()
         guard let row = try await sql.raw("""
-            SELECT (SELECT array_agg(id ORDER BY id) FROM children WHERE parent_id = p.id) AS children,
+            WITH me AS (SELECT m.family_id, m.role = 'parent' AND NOT EXISTS (
+                            SELECT 1 FROM family_members o WHERE o.family_id = m.family_id AND o.role = 'parent' AND o.account_id <> m.account_id) AS last_parent
+                          FROM family_members m WHERE m.account_id = \(bind: parent)),
+                 gone AS (SELECT c.id FROM children c JOIN me ON c.family_id = me.family_id WHERE me.last_parent)
+            SELECT COALESCE((SELECT last_parent FROM me), false) AS last_parent,
+                   (SELECT array_agg(id ORDER BY id) FROM gone) AS children,
                    (SELECT array_agg(id ORDER BY id) FROM parent_devices WHERE parent_id = p.id) AS devices,
-                   (SELECT count(*) FROM library_entries le JOIN children c ON c.id = le.child_id WHERE c.parent_id = p.id) AS library_entries,
-                   (SELECT count(*) FROM plays pl JOIN children c ON c.id = pl.child_id WHERE c.parent_id = p.id) AS plays,
-                   (SELECT count(*) FROM child_controls cc JOIN children c ON c.id = cc.child_id WHERE c.parent_id = p.id) AS controls
-              FROM parents p WHERE p.id = \(bind: parent) FOR UPDATE
+                   (SELECT count(*) FROM library_entries le WHERE le.child_id IN (SELECT id FROM gone)) AS library_entries,
+                   (SELECT count(*) FROM plays pl WHERE pl.child_id IN (SELECT id FROM gone)) AS plays,
+                   (SELECT count(*) FROM child_controls cc WHERE cc.child_id IN (SELECT id FROM gone)) AS controls
+              FROM parents p WHERE p.id = \(bind: parent) FOR UPDATE OF p
             """).first(decoding: Family.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
         let children = row.children ?? []
         let devices = row.devices ?? []
-        // Everything else references the parent or a child with ON DELETE CASCADE.
+        // Everything else references the account or a child with ON DELETE CASCADE; the family
+        // goes by the member trigger when no parent is left.
         try await sql.raw("DELETE FROM parents WHERE id = \(bind: parent)").run()
         let receipt = AccountRemovalDTO(children: children.count, libraryEntries: row.libraryEntries,
                                         plays: row.plays, controls: row.controls,
-                                        devices: devices.count)
+                                        devices: devices.count, familyRemoved: row.lastParent)
         return (receipt, children, devices)
     }
 
@@ -144,4 +157,7 @@ struct AccountRemovalDTO: Content {
     let plays: Int
     let controls: Int
     let devices: Int
+    /// Whether the family went with the account (it was the last parent): then the counts above
+    /// are the family's children's; otherwise the children stay with the family's other parents.
+    let familyRemoved: Bool
 }

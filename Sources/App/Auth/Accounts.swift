@@ -23,14 +23,19 @@ enum Accounts {
     static func createParent(email: String, passwordHash: String, children: [String], timeZone: String = "UTC", country: String? = nil,
                              on sql: any SQLDatabase) async throws -> Int {
         do {
-            // One statement, so the parent and the children land together or not at all.
+            // One statement, so the parent, its family and the children land together or not at all
+            // (the account's trigger sees the family made here and makes no other).
             let row = try await sql.raw("""
                 WITH parent AS (
                     INSERT INTO parents (email, password_hash, time_zone, country, email_verified_at)
                     VALUES (\(bind: email), \(bind: passwordHash), \(bind: timeZone), \(bind: country)::text, now()) RETURNING id
+                ), family AS (
+                    INSERT INTO families DEFAULT VALUES RETURNING id
+                ), member AS (
+                    INSERT INTO family_members (account_id, family_id, role) SELECT parent.id, family.id, 'parent' FROM parent, family
                 ), kids AS (
-                    INSERT INTO children (parent_id, name)
-                    SELECT parent.id, name FROM parent, unnest(\(bind: children)::text[]) WITH ORDINALITY AS c(name, n) ORDER BY n
+                    INSERT INTO children (family_id, added_by, name)
+                    SELECT family.id, parent.id, name FROM parent, family, unnest(\(bind: children)::text[]) WITH ORDINALITY AS c(name, n) ORDER BY n
                 )
                 SELECT id FROM parent
                 """).first(decoding: Created.self)

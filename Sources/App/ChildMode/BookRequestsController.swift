@@ -14,8 +14,8 @@ struct BookRequestsController: ChildRouteCollection {
     func boot(child: ChildRoutes) throws {
         child.family.on(.POST, "requests", body: .collect(maxSize: "16kb"), use: ask)
         child.family.get("requests", use: list)
-        child.parent.post("requests", ":request_id", "approve", use: approve)
-        child.parent.post("requests", ":request_id", "decline", use: decline)
+        child.answerer.post("requests", ":request_id", "approve", use: approve)
+        child.answerer.post("requests", ":request_id", "decline", use: decline)
     }
 
     /// The list's filter: a request status, or every request.

@@ -54,7 +54,7 @@ struct BookRequestsQueries {
         try await sql.raw("""
             SELECT \(RequestDTO.columns(country: country))
               FROM book_requests r JOIN children c ON c.id = r.child_id JOIN books b ON b.id = r.book_id \(BookDTO.joins)
-             WHERE r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) AND \(condition)\(tail)
+             WHERE r.child_id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent)) AND \(condition)\(tail)
             """).all().map(RequestDTO.init(row:))
     }
 
@@ -81,7 +81,7 @@ struct BookRequestsQueries {
         let condition: SQLQueryString = status.map { "r.status = \(bind: $0.rawValue)" } ?? "true"
         let total = try await sql.raw("""
             SELECT count(*) AS n FROM book_requests r JOIN children c ON c.id = r.child_id
-             WHERE r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) AND \(condition)
+             WHERE r.child_id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent)) AND \(condition)
             """).one(decoding: Count.self).n
         let rows = page.offset < total
             ? try await select(condition, country: country, tail: " ORDER BY r.id DESC LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)")
@@ -93,7 +93,7 @@ struct BookRequestsQueries {
     func lockRequest(_ id: Int) async throws -> (book: Int, status: BookRequestStatus)? {
         guard let row = try await sql.raw("""
             SELECT r.book_id, r.status FROM book_requests r JOIN children c ON c.id = r.child_id
-             WHERE r.id = \(bind: id) AND r.child_id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE OF r
+             WHERE r.id = \(bind: id) AND r.child_id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent)) FOR UPDATE OF r
             """).first(decoding: Locked.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
         return (row.bookId, row.status)
     }

@@ -6,7 +6,7 @@ import Vapor
 /// or, with `format=csv`, its plays as CSV (the history export's CSV). `Cache-Control: no-store`.
 struct ChildExportController: ChildRouteCollection {
     func boot(child: ChildRoutes) throws {
-        child.parent.get("export", use: export)
+        child.parentAlways.get("export", use: export)
     }
 
     /// The document's sections and the tables they are read from (`child_id` names the child in

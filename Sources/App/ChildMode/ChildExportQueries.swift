@@ -18,7 +18,7 @@ enum ChildExportQueries {
         }
         return try await sql.raw("""
             SELECT jsonb_build_object(\(parts.joined(separator: ", ")))::text AS document
-              FROM children WHERE id = \(bind: child) AND parent_id = \(bind: parent)
+              FROM children WHERE id = \(bind: child) AND family_id = \(FamilyRole.family(of: parent))
             """).first(decoding: Document.self)?.document
     }
 }

@@ -10,8 +10,8 @@ struct ParentGateRoutes: APIRouteCollection {
     static let gateLifetime: TimeInterval = 5 * 60
 
     func boot(api: APIRoutes) throws {
-        api.parent.on(.PUT, "me", "pin", body: .collect(maxSize: "16kb"), use: setPIN)
-        api.parent.on(.DELETE, "me", "pin", body: .collect(maxSize: "16kb"), use: removePIN)
+        api.familyParent.on(.PUT, "me", "pin", body: .collect(maxSize: "16kb"), use: setPIN)
+        api.familyParent.on(.DELETE, "me", "pin", body: .collect(maxSize: "16kb"), use: removePIN)
         api.parentOrChildDevice.on(.POST, "auth", "pin", body: .collect(maxSize: "16kb"), use: unlock)
     }
 

@@ -14,7 +14,7 @@ extension Request {
         }
     }
 
-    /// The country whose rights windows apply to `child`'s parent.
+    /// The country whose rights windows apply to `child`'s family.
     func country(of child: ChildState) -> String {
         child.country ?? application.settings.defaultCountry
     }
@@ -33,8 +33,11 @@ struct ChildState: Sendable {
     let plays: Int
     let activity: Int
     let catalogVersion: Int
-    /// The parent's country (nil: the configured default): which rights windows apply.
+    /// The family's country (nil: the configured default): which rights windows apply.
     let country: String?
+    /// The asking account's role in the child's family, and whether a caregiver may answer requests.
+    var role: FamilyRole = .parent
+    var mayAnswerRequests = false
     /// The child's family controls, read in the parent's time zone.
     var controls = ChildControls()
     /// The child's library when the controls are approved-only (what the catalog may show).
@@ -44,25 +47,32 @@ struct ChildState: Sendable {
     var fingerprint: String { "\(activity)|\(catalogVersion)|\(country ?? "")" }
 }
 
-/// Children's states, read in batches (`BatchedRead`): a key names the child and the parent
-/// asking, and a child of another parent has no value.
+/// Children's states, read in batches (`BatchedRead`): a key names the child and the account
+/// asking, and a child outside that account's family has no value. Read on every request, so a
+/// member removed from the family loses the children at once, on every instance.
 final class ChildStates: Sendable {
     struct Key: Hashable, Sendable { let child: Int; let parent: Int }
     /// A child's row besides its controls (`ChildControls.Row`).
-    struct Row: Decodable { let id: Int; let parentId: Int; let playsCount: Int; let activity: Int; let version: Int; let country: String?; let library: [Int]? }
+    struct Row: Decodable {
+        let id: Int; let accountId: Int; let role: FamilyRole; let mayAnswerRequests: Bool
+        let playsCount: Int; let activity: Int; let version: Int; let country: String?; let library: [Int]?
+    }
 
     let reads = BatchedRead<Key, ChildState> { keys, sql in
         sql.raw("""
-            SELECT c.id, c.parent_id, c.plays_count, c.activity, s.version, p.country, \(ChildControls.columns),
+            SELECT c.id, m.account_id, m.role, m.may_answer_requests, c.plays_count, c.activity, s.version, p.country, \(ChildControls.columns),
                    CASE WHEN cc.approved_only THEN ARRAY(SELECT le.book_id FROM library_entries le WHERE le.child_id = c.id) END AS library
-              FROM children c \(ChildControls.joins) CROSS JOIN catalog_state s WHERE c.id = ANY(\(bind: keys.map(\.child)))
+              FROM children c \(ChildControls.joins) JOIN family_members m ON m.family_id = c.family_id
+             CROSS JOIN catalog_state s
+             WHERE c.id = ANY(\(bind: keys.map(\.child))) AND m.account_id = ANY(\(bind: Array(Set(keys.map(\.parent)))))
             """).all().flatMapThrowing { rows in
             var states: [Key: ChildState] = [:]
             for row in rows {
                 let r = try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
-                let key = Key(child: r.id, parent: r.parentId)
+                let key = Key(child: r.id, parent: r.accountId)
                 states[key] = ChildState(id: key.child, plays: r.playsCount, activity: r.activity, catalogVersion: r.version,
-                                         country: r.country, controls: try ChildControls(row: row), library: r.library)
+                                         country: r.country, role: r.role, mayAnswerRequests: r.mayAnswerRequests,
+                                         controls: try ChildControls(row: row), library: r.library)
             }
             return states
         }

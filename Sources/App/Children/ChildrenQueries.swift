@@ -18,13 +18,13 @@ enum ChildrenQueries {
             SELECT c.id, c.name, c.birth_year, c.avatar,
                    (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
                      WHERE le.child_id = c.id AND \(BookSQL.live("b"))) AS library_count
-              FROM children c WHERE c.parent_id = \(bind: parent)\(only) ORDER BY c.id
+              FROM children c WHERE c.family_id = \(FamilyRole.family(of: parent))\(only) ORDER BY c.id
             """).all(decoding: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
             .map { ChildDTO(id: $0.id, name: $0.name, birthYear: $0.birthYear, avatar: $0.avatar, libraryCount: $0.libraryCount) }
     }
 
-    /// Adds a child unless the parent has `limit` already: the parent's row is locked first, so
-    /// concurrent adds are counted one after another. Nil: the limit is reached. An account whose
+    /// Adds a child unless the family has `limit` already: the family's row is locked first, so
+    /// concurrent adds (by any of its parents) are counted one after another. Nil: the limit is reached. An account whose
     /// address is not verified yet adds none (403 `email_unverified`).
     static func add(parent: Int, name: String, birthYear: Int?, avatar: String?, on sql: any SQLDatabase) async throws -> Int? {
         guard try await sql.raw("""
@@ -33,10 +33,12 @@ enum ChildrenQueries {
             throw Problem(status: .forbidden, code: "email_unverified",
                           detail: "Confirm your email address first: follow the link we mailed you (or ask for a new one).")
         }
+        try await sql.raw("SELECT id FROM families WHERE id = \(FamilyRole.family(of: parent)) FOR NO KEY UPDATE").run()
         return try await sql.raw("""
-            INSERT INTO children (parent_id, name, birth_year, avatar)
-            SELECT \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
-             WHERE (SELECT count(*) FROM children WHERE parent_id = \(bind: parent)) < \(bind: limit)
+            INSERT INTO children (family_id, added_by, name, birth_year, avatar)
+            SELECT f.id, \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
+              FROM families f WHERE f.id = \(FamilyRole.family(of: parent))
+               AND (SELECT count(*) FROM children WHERE family_id = f.id) < \(bind: limit)
             RETURNING id
             """).first(decoding: Added.self)?.id
     }
@@ -49,7 +51,7 @@ enum ChildrenQueries {
             assignments.append(value.map { "\(ident: column) = \(bind: $0)" } ?? "\(ident: column) = NULL")
         }
         return try await sql.raw("""
-            UPDATE children SET \(assignments.joined(separator: ", ")) WHERE id = \(bind: child) AND parent_id = \(bind: parent) RETURNING id
+            UPDATE children SET \(assignments.joined(separator: ", ")) WHERE id = \(bind: child) AND family_id = \(FamilyRole.family(of: parent)) RETURNING id
             """).first() != nil
     }
 
@@ -62,7 +64,7 @@ enum ChildrenQueries {
                    (SELECT count(*) FROM child_controls WHERE child_id = c.id) AS controls,
                    (SELECT count(*) FROM parent_audit_log WHERE child_id = c.id) AS audit_entries,
                    (SELECT count(*) FROM book_requests WHERE child_id = c.id) AS requests
-              FROM children c WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent) FOR UPDATE
+              FROM children c WHERE c.id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent)) FOR UPDATE
             """).first(decoding: Kept.self, keyDecodingStrategy: .convertFromSnakeCase) else { return nil }
         var receipt = RemovalReceiptDTO(childId: child, libraryEntries: row.libraryEntries,
                                         plays: row.plays, controls: row.controls,

@@ -6,7 +6,7 @@ import Vapor
 /// /children/:child_id`. Another parent's child is a 404, like a missing one.
 struct ChildrenRoutes: APIRouteCollection, ChildRouteCollection {
     func boot(api: APIRoutes) throws {
-        let children = api.parent.grouped("children")
+        let children = api.familyParent.grouped("children")
         children.get(use: list)
         children.on(.POST, body: .collect(maxSize: "16kb"), use: add)
     }

@@ -35,7 +35,7 @@ struct ChildControls: Sendable, Equatable {
     /// The clock of the parent's zone (UTC if Foundation does not know a name PostgreSQL accepted).
     var clock: FamilyClock { FamilyClock(timeZone: timeZone) ?? FamilyClock(timeZone: "UTC")! }
 
-    /// The columns `init(row:)` reads, for the child aliased `c` (joined to `parents p` and
+    /// The columns `init(row:)` reads, for the child aliased `c` (joined to its family's organizer `p` and
     /// `child_controls cc`, see `joins`).
     static let columns: SQLQueryString = """
         p.time_zone, cc.max_age, COALESCE(cc.approved_only, false) AS approved_only,
@@ -44,7 +44,7 @@ struct ChildControls: Sendable, Equatable {
         to_char(cc.bedtime_start, 'HH24:MI') AS bedtime_start, to_char(cc.bedtime_end, 'HH24:MI') AS bedtime_end, cc.updated_at,
         COALESCE(cc.schedule, '{}')::text AS schedule
         """
-    static let joins: SQLQueryString = "JOIN parents p ON p.id = c.parent_id LEFT JOIN child_controls cc ON cc.child_id = c.id"
+    static let joins: SQLQueryString = "\(FamilyRole.organizer(ofChild: "c", as: "p")) LEFT JOIN child_controls cc ON cc.child_id = c.id"
 
     init() {}
 

@@ -71,7 +71,7 @@ enum PlayRetention {
                    COALESCE(bool_or(s.completed_any) OVER earlier, false) AS rewatch,
                    \(PlaySeconds.watched(of: "s", over: "book")) AS watched,
                    row_number() OVER (PARTITION BY s.child_id, s.book_id ORDER BY s.played_at DESC, s.id DESC) AS newest
-              FROM source s JOIN children c ON c.id = s.child_id JOIN parents par ON par.id = c.parent_id
+              FROM source s JOIN children c ON c.id = s.child_id \(FamilyRole.organizer(ofChild: "c", as: "par"))
             WINDOW book AS (PARTITION BY s.child_id, s.book_id ORDER BY s.played_at, s.id),
                    earlier AS (book ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
         ),

@@ -56,9 +56,9 @@ struct LibraryQueries {
                    b.id IS NOT NULL AS found,
                    \(BookSQL.rightsAvailable("b", country: countryOf)) AS rights, p.country,
                    b.id IS NOT NULL AND storytime_blocked_for_child(c.id, b.id) AS blocked
-              FROM children c JOIN parents p ON p.id = c.parent_id
+              FROM children c \(FamilyRole.organizer(ofChild: "c", as: "p"))
               LEFT JOIN books b ON b.id = \(bind: book) AND \(BookSQL.live("b")) AND \(BookSQL.visible("b", country: countryOf))
-             WHERE c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+             WHERE c.id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent))
             """).first(decoding: AddCheck.self)
     }
 
@@ -78,7 +78,7 @@ struct LibraryQueries {
     func remove(book: Int) async throws -> Bool {
         try await sql.raw("""
             DELETE FROM library_entries le USING children c
-             WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+             WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent))
                AND le.book_id = \(bind: book)
             RETURNING le.id
             """).first() != nil
@@ -94,7 +94,7 @@ struct LibraryQueries {
             WITH entry AS (
                 UPDATE library_entries le SET last_played_at = GREATEST(le.last_played_at, LEAST(COALESCE(\(bind: playedAt), now()), now()))
                   FROM children c, books b
-                 WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.parent_id = \(bind: parent)
+                 WHERE le.child_id = c.id AND c.id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent))
                    AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b"))
                 RETURNING le.child_id, le.book_id
             )

@@ -3,7 +3,7 @@ import Foundation
 /// The mails the family side sends, in our voice: short, warm, one clear action, and what to do
 /// when it was not you. Each has a plain-text and an HTML body; values are escaped in the HTML.
 struct AccountMail: Sendable, Equatable {
-    enum Kind: String, Sendable { case verify, reset, newEmail = "new_email", emailChangeRequested = "email_change", signUpExisting = "sign_up_existing", addressInUse = "address_in_use" }
+    enum Kind: String, Sendable { case verify, reset, newEmail = "new_email", emailChangeRequested = "email_change", signUpExisting = "sign_up_existing", addressInUse = "address_in_use", familyInvitation = "family_invitation" }
 
     let kind: Kind
     let subject: String
@@ -59,6 +59,19 @@ struct AccountMail: Sendable, Equatable {
                      "This address already has its own Storytime account, so nothing has changed."],
              action: nil,
              after: ["Wasn't you? You can ignore this mail: your account and its password stay as they are."])
+    }
+
+    /// An invitation to join a family (`POST /family/invitations`): the link opens a page that says
+    /// what it is and how to accept in the app; nothing is used up by opening it.
+    static func familyInvitation(from inviter: String, role: FamilyRole, link: String) -> AccountMail {
+        let what = role == .parent ? "as a parent: you will manage the children with them"
+                                   : "as a caregiver: you will be able to put on stories for the children"
+        return make(.familyInvitation, subject: "\(inviter) invited you to their family on Storytime",
+                    lines: ["\(inviter) invited this address to join their family on Storytime, \(what).",
+                            "Sign in to the Storytime app with this address (or create an account with it), then accept:"],
+                    action: ("See the invitation", link),
+                    after: ["This invitation works once, for 7 days, and only for an account with this address.",
+                            "Don't know them? Ignore this mail: nothing happens unless you accept."])
     }
 
     private static func make(_ kind: Kind, subject: String, lines: [String], action: (label: String, link: String)?, after: [String]) -> AccountMail {

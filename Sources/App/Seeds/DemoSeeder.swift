@@ -195,18 +195,22 @@ struct DemoSeeder: Sendable {
             ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash, role = EXCLUDED.role
             """).run()
         let parents = max(3, min(2_000, books / 100))
+        // The accounts first: each founds its family as the statement ends (migrations/0038).
+        struct NewParent: Decodable { let id: Int; let inserted: Bool }
+        let created = try await sql.raw("""
+            INSERT INTO parents (email, password_hash, email_verified_at)
+            SELECT 'parent' || p || '@storytime.test', \(bind: parentHash), now() FROM generate_series(1, \(bind: parents)) AS p
+            ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash
+            RETURNING id, (xmax = 0) AS inserted
+            """).all(decoding: NewParent.self).filter(\.inserted).map(\.id)
         try await sql.raw("""
             WITH new_parents AS (
-                INSERT INTO parents (email, password_hash, email_verified_at)
-                SELECT 'parent' || p || '@storytime.test', \(bind: parentHash), now() FROM generate_series(1, \(bind: parents)) AS p
-                ON CONFLICT (lower(email)) DO UPDATE SET password_hash = EXCLUDED.password_hash
-                RETURNING id, (xmax = 0) AS inserted, split_part(email, '@', 1) AS handle
+                SELECT m.account_id AS id, m.family_id FROM family_members m WHERE m.account_id = ANY(\(bind: created))
             ), kids AS (
-                INSERT INTO children (parent_id, name)
-                SELECT np.id, (\(bind: words.names)::text[])[1 + (hashint8extended(np.id, 50 + k) & 2147483647)::int % \(bind: words.names.count)]
+                INSERT INTO children (family_id, added_by, name)
+                SELECT np.family_id, np.id, (\(bind: words.names)::text[])[1 + (hashint8extended(np.id, 50 + k) & 2147483647)::int % \(bind: words.names.count)]
                   FROM new_parents np
                  CROSS JOIN LATERAL generate_series(1, 1 + (hashint8extended(np.id, 49) & 2147483647)::int % 3) AS k
-                 WHERE np.inserted
                  ORDER BY np.id, k
                 RETURNING id
             ), picks AS (

@@ -60,7 +60,7 @@ extension Application {
                     children: [String] = ["Ada"], country: String? = nil) async throws -> ParentFixture {
         let hash = try password.hashedForTests()
         let id = try await Accounts.createParent(email: email, passwordHash: hash, children: children, country: country, on: sql)
-        let childIDs = try await sql.raw("SELECT id FROM children WHERE parent_id = \(bind: id) ORDER BY id").all()
+        let childIDs = try await sql.raw("SELECT id FROM children WHERE added_by = \(bind: id) ORDER BY id").all()
             .map { try $0.decode(column: "id", as: Int.self) }
         let response = try await send(.POST, "/api/v1/auth/token", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
         guard response.status == .ok, let token = try response.json["access_token"] as? String else {

@@ -32,6 +32,7 @@ enum OutboxQueries {
         case .reset: ("Password reset link", AccountTokens.Purpose.reset.lifetime)
         case .newEmail: ("New address confirmation link", AccountTokens.Purpose.email.lifetime)
         case .signUpExisting: ("Password reset link", AccountTokens.Purpose.reset.lifetime)
+        case .familyInvitation: ("Family invitation link", FamilyInvitations.lifetime)
         case .emailChangeRequested, .addressInUse: nil
         case nil: ("A link, if any (not shown)", 0)
         }

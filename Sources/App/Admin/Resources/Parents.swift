@@ -14,7 +14,7 @@ extension AdminResource {
                 AdminColumn("email", "Email", sortable: true, format: .link),
                 AdminColumn("verified", "Verified", sql: "t.email_verified_at IS NOT NULL", format: .boolean),
                 AdminColumn("country", "Country", sortable: true),
-                AdminColumn("children", "Children", sql: "(SELECT count(*) FROM children c WHERE c.parent_id = t.id)", format: .number),
+                AdminColumn("children", "Children", sql: "(SELECT count(*) FROM children c JOIN family_members m ON m.family_id = c.family_id WHERE m.account_id = t.id)", format: .number),
                 AdminColumn("devices", "Devices", sql: "(SELECT count(*) FROM parent_devices d WHERE d.parent_id = t.id AND d.revoked_at IS NULL)", format: .number),
                 AdminColumn("locked", "Locked", sql: "t.locked_at IS NOT NULL", format: .boolean),
                 AdminColumn("created_at", "Created", sortable: true, format: .datetime),
