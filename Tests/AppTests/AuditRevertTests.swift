@@ -11,9 +11,10 @@ struct AuditRevertTests {
          ("cover_image_url", ""), ("publisher_id", String(publisher)), ("status", "active")] + categories.map { ("category_ids[]", String($0)) }
     }
 
-    static func lastAudit(_ app: Application, table: String, record: Int) async throws -> (id: Int, action: String) {
-        let row = try await app.sql.raw("SELECT id, action FROM audit_log WHERE table_name = \(bind: table) AND record_id = \(bind: record) ORDER BY id DESC LIMIT 1").first()!
-        return (try row.decode(column: "id", as: Int.self), try row.decode(column: "action", as: String.self))
+    /// The record's latest audit entry: its id, kind and words.
+    static func lastAudit(_ app: Application, table: String, record: Int) async throws -> (id: Int, kind: AuditAction, action: String) {
+        let row = try #require(try await AuditQueries.entries(.init(table: table, record: record), limit: 1, offset: 0, on: app.sql).first)
+        return (row.id, row.kind, row.action)
     }
 
     @Test("an edit is reverted field by field as a new audited change; refused when the field changed again since; viewers and forged forms cannot", .app)
@@ -27,7 +28,7 @@ struct AuditRevertTests {
         let book = try await app.count("SELECT max(id) AS n FROM books")
         #expect(try await client.post("/admin/books/\(book)", Self.bookFields("Sun Boat", publisher: publisher, categories: [sea])).status == .seeOther)
         let edit = try await Self.lastAudit(app, table: "books", record: book)
-        #expect(edit.action == "update")
+        #expect(edit.kind == .update && edit.action == "update")
         // The audit log offers it; the confirmation says what will happen.
         #expect(try await client.get("/admin/audit?table=books&record=\(book)").html.contains("/admin/audit/\(edit.id)/revert"))
         let confirm = try await client.get("/admin/audit/\(edit.id)/revert")
@@ -42,7 +43,8 @@ struct AuditRevertTests {
         #expect(try await app.sql.raw("SELECT title FROM books WHERE id = \(bind: book)").first()!.decode(column: "title", as: String.self) == "Moon Boat")
         #expect(try await app.count("SELECT count(*) AS n FROM book_categories WHERE book_id = \(bind: book) AND category_id = \(bind: moon)") == 1)
         #expect(try await app.count("SELECT count(*) AS n FROM book_categories WHERE book_id = \(bind: book)") == 1)
-        #expect(try await Self.lastAudit(app, table: "books", record: book).action == "revert #\(edit.id)")
+        let revert = try await Self.lastAudit(app, table: "books", record: book)
+        #expect(revert.kind == .revert && revert.action == "revert #\(edit.id)")
         // The parent API sees the reverted title at once.
         let parent = try await app.makeParent()
         let detail = try await app.get("/api/v1/catalog/books/\(book)", token: parent.token)
@@ -68,7 +70,7 @@ struct AuditRevertTests {
         #expect(try await client.post("/admin/books/\(book)/delete", []).status == .seeOther)
         #expect(try await app.count("SELECT count(*) AS n FROM books WHERE id = \(bind: book)") == 0)
         let deletion = try await Self.lastAudit(app, table: "books", record: book)
-        #expect(deletion.action == "delete")
+        #expect(deletion.kind == .delete && deletion.action == "delete")
         #expect(try await client.post("/admin/audit/\(deletion.id)/revert", []).status == .seeOther)
         #expect(try await app.sql.raw("SELECT title FROM books WHERE id = \(bind: book)").first()?.decode(column: "title", as: String.self) == "Owl Moon")
         #expect(try await app.count("SELECT count(*) AS n FROM book_categories WHERE book_id = \(bind: book) AND category_id = \(bind: moon)") == 1)
@@ -81,7 +83,7 @@ struct AuditRevertTests {
         #expect(made.status == .seeOther, "\(made.status) \(made.html.prefix(3000))")
         let oops = try #require(try await app.sql.raw("SELECT id FROM publishers WHERE name = 'Oops Press'").first()?.decode(column: "id", as: Int.self))
         let creation = try await Self.lastAudit(app, table: "publishers", record: oops)
-        #expect(creation.action == "create")
+        #expect(creation.kind == .create && creation.action == "create")
         let user = try await app.makeBook("Uses Oops", publisher: oops)
         let warned = try await client.get("/admin/audit/\(creation.id)/revert")
         #expect(warned.status == .ok && warned.html.contains(#"class="warning""#) && warned.html.contains("1 book"))
@@ -97,9 +99,36 @@ struct AuditRevertTests {
         try await client.get("/admin/books/\(book)/rights_windows/\(window)/edit")
         #expect(try await client.post("/admin/books/\(book)/rights_windows/\(window)", [("starts_at", "2020-01-01T00:00"), ("ends_at", "")]).status == .seeOther)
         let move = try await Self.lastAudit(app, table: "rights_windows", record: window)
-        #expect(move.action == "update")
+        #expect(move.kind == .update && move.action == "update")
         #expect(try await client.post("/admin/audit/\(move.id)/revert", []).status == .seeOther)
         let restoredStart = try await app.sql.raw("SELECT starts_at FROM rights_windows WHERE id = \(bind: window)").first()!.decode(column: "starts_at", as: Date.self)
         #expect(abs(restoredStart.timeIntervalSince(originalStart)) < 0.001)
+    }
+
+    @Test("the kind decides what is undone: a revert is itself reverted; an import's change is neither offered nor undone", .app)
+    func byKind() async throws {
+        let app = try app()
+        let publisher = try await app.makePublisher("Walker")
+        let book = try await app.makeBook("Kind Boat", publisher: publisher)
+        let client = try await app.console()
+        #expect(try await client.post("/admin/books/\(book)", Self.bookFields("Kinder Boat", publisher: publisher, categories: [])).status == .seeOther)
+        let edit = try await Self.lastAudit(app, table: "books", record: book)
+        #expect(try await client.post("/admin/audit/\(edit.id)/revert", []).status == .seeOther)
+        let revert = try await Self.lastAudit(app, table: "books", record: book)
+        #expect(revert.kind == .revert)
+        #expect(try await client.get("/admin/audit?table=books&record=\(book)").html.contains("/admin/audit/\(revert.id)/revert"))
+        #expect(try await client.post("/admin/audit/\(revert.id)/revert", []).status == .seeOther)
+        #expect(try await app.sql.raw("SELECT title FROM books WHERE id = \(bind: book)").first()!.decode(column: "title", as: String.self) == "Kinder Boat")
+        #expect(try await Self.lastAudit(app, table: "books", record: book).action == "revert #\(revert.id)")
+        // An import's change of the same book, before and after as an edit's: not a revert's to undo.
+        try await app.sql.raw("""
+            INSERT INTO audit_log (staff_email, kind, action, table_name, record_id, before, after)
+            VALUES ('x', 'import', 'import #1', 'books', \(bind: book), '{"title": "Kinder Boat"}', '{"title": "Kindest Boat"}')
+            """).run()
+        let imported = try await Self.lastAudit(app, table: "books", record: book)
+        #expect(imported.kind == .import)
+        #expect(!(try await client.get("/admin/audit?table=books&record=\(book)").html.contains("/admin/audit/\(imported.id)/revert")))
+        #expect(try await client.get("/admin/audit/\(imported.id)/revert").status == .notFound)
+        #expect(try await client.post("/admin/audit/\(imported.id)/revert", []).status == .notFound)
     }
 }

@@ -276,7 +276,7 @@ struct ConsoleWorkflowTests {
                 #expect(try await admin.post("/admin/books/\(book)", fields).status == .seeOther)
                 #expect(try await app.count("SELECT count(*) AS n FROM webhook_deliveries WHERE event_type = 'book.went_live'") == 1)
                 // Not subscribed: rights changes.
-                try await app.sql.raw("INSERT INTO audit_log (staff_email, action, table_name, record_id, after) VALUES ('x', 'create', 'rights_windows', 1, jsonb_build_object('book_id', \(bind: book)))").run()
+                try await app.sql.raw("INSERT INTO audit_log (staff_email, kind, action, table_name, record_id, after) VALUES ('x', 'create', 'create', 'rights_windows', 1, jsonb_build_object('book_id', \(bind: book)))").run()
                 #expect(try await app.count("SELECT count(*) AS n FROM webhook_deliveries") == 1)
 
                 let client = app.http.client.shared

@@ -182,8 +182,8 @@ struct SecurityTests {
     func auditHidesStaff() async throws {
         let app = try app()
         try await app.sql.raw("""
-            INSERT INTO audit_log (staff_email, action, table_name, record_id, after)
-            VALUES ('root@storytime.test', 'update', 'staff_users', 7, '{"email": "secret-admin@storytime.test", "role": "admin"}')
+            INSERT INTO audit_log (staff_email, kind, action, table_name, record_id, after)
+            VALUES ('root@storytime.test', 'update', 'update', 'staff_users', 7, '{"email": "secret-admin@storytime.test", "role": "admin"}')
             """).run()
         for role in [StaffRole.viewer, .editor] {
             let page = try await app.console(role: role).get("/admin/audit?table=staff_users")

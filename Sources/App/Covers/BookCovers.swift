@@ -61,7 +61,7 @@ enum BookCovers {
                    files = EXCLUDED.files, api_json = EXCLUDED.api_json, uploaded_by = EXCLUDED.uploaded_by, updated_at = now()
             RETURNING (to_jsonb(book_covers) - 'api_json')::text AS snapshot
             """).first(decoding: Written.self)!.snapshot
-        try await AuditWriter(staff: staff).record("cover upload", table: "books", ids: [book],
+        try await AuditWriter(staff: staff).record(.coverUpload, table: "books", ids: [book],
                                                    before: [book: before.snapshot ?? "null"],
                                                    after: [book: after], on: sql)
         return true
@@ -72,7 +72,7 @@ enum BookCovers {
         guard let row = try await sql.raw("""
             DELETE FROM book_covers bc WHERE book_id = \(bind: book) RETURNING (to_jsonb(bc) - 'api_json')::text AS snapshot
             """).first(decoding: Written.self) else { return false }
-        try await AuditWriter(staff: staff).record("cover removal", table: "books", ids: [book],
+        try await AuditWriter(staff: staff).record(.coverRemoval, table: "books", ids: [book],
                                                    before: [book: row.snapshot], after: [book: "null"], on: sql)
         return true
     }

@@ -49,9 +49,10 @@ enum VideoEvents {
                    last_event_at = GREATEST(v.last_event_at, \(bind: event.occurredAt)), updated_at = now()
              WHERE v.id = \(bind: assetID) RETURNING to_jsonb(v)::text AS snapshot
             """).first(decoding: Written.self)!.snapshot
+        let audited: AuditAction = replaying ? .pipelineReplay : .pipeline
         try await sql.raw("""
-            INSERT INTO audit_log (staff_user_id, staff_email, action, table_name, record_id, before, after)
-            VALUES (\(bind: staff?.id), \(bind: staff?.email ?? auditName), \(bind: (replaying ? "pipeline replay: " : "pipeline: ") + event.kind.rawValue), 'video_assets',
+            INSERT INTO audit_log (staff_user_id, staff_email, kind, action, table_name, record_id, before, after)
+            VALUES (\(bind: staff?.id), \(bind: staff?.email ?? auditName), \(bind: audited.rawValue), \(bind: audited.words(event.kind.rawValue)), 'video_assets',
                     \(bind: assetID), \(bind: current.snapshot)::jsonb, \(bind: after)::jsonb)
             """).run()
         return .applied

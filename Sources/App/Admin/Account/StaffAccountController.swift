@@ -115,7 +115,7 @@ struct StaffAccountController: RouteCollection {
         let token = StaffTokens.newToken()
         try await req.transaction { sql in
             let id = try await StaffAccountQueries.createToken(user: user, name: name, scopes: Array(Set(scopes)).sorted(), hash: StaffTokens.hash(token), on: sql)
-            try await AuditWriter(staff: user).record("api token: created", table: "staff_api_tokens", ids: [id], before: [:],
+            try await AuditWriter(staff: user).record(.apiTokenCreated, table: "staff_api_tokens", ids: [id], before: [:],
                                                       after: [id: String(decoding: try JSONEncoder().encode(["name": name, "scopes": scopes.joined(separator: ",")]), as: UTF8.self)], on: sql)
         }
         return try await renderTokens(req, newToken: token)
@@ -127,7 +127,7 @@ struct StaffAccountController: RouteCollection {
         guard let id = req.parameters.get("id", as: Int.self) else { throw Abort(.notFound) }
         let revoked = try await req.transaction { sql -> Bool in
             guard try await StaffAccountQueries.revokeToken(id, by: user, on: sql) else { return false }
-            try await AuditWriter(staff: user).record("api token: revoked", table: "staff_api_tokens", ids: [id], before: [:], after: [:], on: sql)
+            try await AuditWriter(staff: user).record(.apiTokenRevoked, table: "staff_api_tokens", ids: [id], before: [:], after: [:], on: sql)
             return true
         }
         guard revoked else { throw Abort(.notFound) }

@@ -50,11 +50,10 @@ struct AuditController: RouteCollection {
         let rows = try await AuditQueries.entries(filter, limit: Self.perPage + 1, offset: (page - 1) * Self.perPage, on: req.sql)
         let staffUser = try req.staff
         let entries = rows.prefix(Self.perPage).map { row -> Entry in
-            let table = row.tableName, id = row.recordId, action = row.action
-            let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit
-                && (["update", "create", "delete"].contains(action) || action.hasPrefix("batch: ") || action.hasPrefix("revert #"))
+            let table = row.tableName, id = row.recordId
+            let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit && row.kind.revertible
             return Entry(when: row.at, who: staffUser.name(ofStaff: row.staffUserId, email: row.staffEmail),
-                         action: action,
+                         action: row.action,
                          record: "\(table) #\(id.map(String.init) ?? "?")",
                          recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },
                          changes: Self.diff(before: row.before, after: row.after),

@@ -1,7 +1,8 @@
 import Foundation
 import SQLKit
 
-/// The audit log's statements: a page of entries, filtered, and the staff to filter by.
+/// The audit log's statements: a page of entries, filtered, one entry to revert, and the staff to
+/// filter by.
 enum AuditQueries {
     /// What a page shows of the log; nil filters are not applied.
     struct Filter {
@@ -17,6 +18,7 @@ enum AuditQueries {
         let at: String
         let staffUserId: Int?
         let staffEmail: String
+        let kind: AuditAction
         let action: String
         let tableName: String
         let recordId: Int?
@@ -34,13 +36,29 @@ enum AuditQueries {
         let select = sql.select()
             .column(SQLColumn("id", table: "a"))
             .column(SQLAlias(SQLQueryString("to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"), as: SQLIdentifier("at")))
-            .columns(["staff_user_id", "staff_email", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
+            .columns(["staff_user_id", "staff_email", "kind", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
             .column(SQLAlias(SQLQueryString("a.before::text"), as: SQLIdentifier("before")))
             .column(SQLAlias(SQLQueryString("a.after::text"), as: SQLIdentifier("after")))
             .from(SQLAlias(SQLIdentifier("audit_log"), as: SQLIdentifier("a")))
         for condition in conditions { select.where(condition) }
         return try await select.orderBy(SQLColumn("created_at", table: "a"), SQLDirection.descending).orderBy(SQLColumn("id", table: "a"), SQLDirection.descending)
             .limit(limit).offset(offset).all(decoding: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+    }
+
+    struct Logged: Decodable {
+        let kind: AuditAction
+        let action: String
+        let tableName: String
+        let recordId: Int?
+        let before: String?
+        let after: String?
+    }
+
+    /// One entry, as a revert reads it; nil when there is none.
+    static func entry(_ id: Int, on sql: any SQLDatabase) async throws -> Logged? {
+        try await sql.raw("""
+            SELECT kind, action, table_name, record_id, before::text AS before, after::text AS after FROM audit_log WHERE id = \(bind: id)
+            """).first(decoding: Logged.self, keyDecodingStrategy: .convertFromSnakeCase)
     }
 
     struct Staff: Decodable { let id: Int; let email: String }

@@ -3,7 +3,7 @@ import SQLKit
 import Vapor
 
 /// Reverting one audited change of a book, category, publisher or rights window, as a new
-/// audited change (`revert #N`):
+/// audited change (kind `revert`, shown as `revert #N`):
 /// - an **update** (or a batch action's change of one record) sets back only the fields that
 ///   change changed — and only when none of them has changed since (otherwise it is refused,
 ///   naming them, so a later edit is never silently undone);
@@ -21,6 +21,7 @@ struct AuditRevert: Sendable {
     struct Refused: Error { let message: String }
 
     let auditID: Int
+    /// The entry's words, for the confirmation page.
     let action: String
     let resource: AdminResource
     let recordID: Int
@@ -31,30 +32,25 @@ struct AuditRevert: Sendable {
     var before: [String: Any] { Self.object(beforeJSON) }
     var after: [String: Any] { Self.object(afterJSON) }
 
-    private struct Logged: Decodable { let action: String; let tableName: String; let recordId: Int?; let before: String?; let after: String? }
-
-    /// The entry when it is one a revert can undo; nil otherwise (another table or action).
+    /// The entry when it is one a revert can undo; nil otherwise (another table or kind).
     static func load(_ auditID: Int, on sql: any SQLDatabase) async throws -> AuditRevert? {
-        guard let row = try await sql.raw("""
-            SELECT action, table_name, record_id, before::text AS before, after::text AS after FROM audit_log WHERE id = \(bind: auditID)
-            """).first(decoding: Logged.self, keyDecodingStrategy: .convertFromSnakeCase),
+        guard let row = try await AuditQueries.entry(auditID, on: sql), row.kind.revertible,
               tables.contains(row.tableName), let resource = ResourceRegistry.resource(table: row.tableName),
               let recordID = row.recordId
         else { return nil }
-        let action = row.action
         let beforeJSON = row.before, afterJSON = row.after
         let before = object(beforeJSON), after = object(afterJSON)
         let kind: Kind
-        switch (before.isEmpty, after.isEmpty) {
-        case (false, false):
+        switch (row.kind, before.isEmpty, after.isEmpty) {
+        case (.update, false, false), (.batch, false, false), (.revert, false, false):
             let fields = Set(before.keys).union(after.keys).subtracting(ignored).filter { text(before[$0]) != text(after[$0]) }.sorted()
-            guard !fields.isEmpty, action == "update" || action.hasPrefix("batch: ") || action.hasPrefix("revert #") else { return nil }
+            guard !fields.isEmpty else { return nil }
             kind = .update(fields)
-        case (true, false) where action == "create": kind = .delete
-        case (false, true) where action == "delete": kind = .restore
+        case (.create, true, false): kind = .delete
+        case (.delete, false, true): kind = .restore
         default: return nil
         }
-        return AuditRevert(auditID: auditID, action: action, resource: resource, recordID: recordID, beforeJSON: beforeJSON, afterJSON: afterJSON, kind: kind)
+        return AuditRevert(auditID: auditID, action: row.action, resource: resource, recordID: recordID, beforeJSON: beforeJSON, afterJSON: afterJSON, kind: kind)
     }
 
     /// What the confirmation page says the revert will do.
@@ -112,7 +108,7 @@ struct AuditRevert: Sendable {
             }
         }
         let now = try await store.snapshots([recordID], on: transaction)
-        try await audit.record("revert #\(auditID)", table: resource.table, ids: [recordID], before: current, after: now, on: transaction)
+        try await audit.record(.revert, detail: String(auditID), table: resource.table, ids: [recordID], before: current, after: now, on: transaction)
     }
 
     /// A book's rights windows as the snapshot has them, with their ids (replacing the book's

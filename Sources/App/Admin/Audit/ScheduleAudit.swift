@@ -4,7 +4,7 @@ import Vapor
 /// Writes each scheduled transition (a book going live, or leaving the catalog, by its schedule)
 /// to the audit log once. Parents see the change at the instant itself — availability is
 /// evaluated against the clock — so this record may follow it by up to `interval`; every instance
-/// runs it, and a unique index keeps one row per transition.
+/// runs it, and a unique index (`audit_log_schedule_once`, on the kind) keeps one row per transition.
 enum ScheduleAudit {
     static let interval: Duration = .seconds(30)
 
@@ -13,16 +13,17 @@ enum ScheduleAudit {
     /// Records the transitions of the last 30 days not yet recorded; returns how many.
     @discardableResult
     static func record(on sql: any SQLDatabase) async throws -> Int {
-        try await sql.raw("""
+        let live = AuditAction.scheduledLive, left = AuditAction.scheduledLeft
+        return try await sql.raw("""
             WITH due AS (
-                SELECT id, 'scheduled: went live' AS action, live_from AS at FROM books
+                SELECT id, \(bind: live.rawValue) AS kind, \(bind: live.words()) AS action, live_from AS at FROM books
                  WHERE status = 'active' AND live_from <= now() AND live_from > now() - interval '30 days'
                 UNION ALL
-                SELECT id, 'scheduled: left the catalog', live_until FROM books
+                SELECT id, \(bind: left.rawValue), \(bind: left.words()), live_until FROM books
                  WHERE status = 'active' AND live_until <= now() AND live_until > now() - interval '30 days'
             ), written AS (
-                INSERT INTO audit_log (staff_user_id, staff_email, action, table_name, record_id, before, after)
-                SELECT NULL, 'schedule', due.action, 'books', due.id, NULL, jsonb_build_object('at', due.at)
+                INSERT INTO audit_log (staff_user_id, staff_email, kind, action, table_name, record_id, before, after)
+                SELECT NULL, 'schedule', due.kind, due.action, 'books', due.id, NULL, jsonb_build_object('at', due.at)
                   FROM due ORDER BY due.at
                 ON CONFLICT DO NOTHING RETURNING 1
             )

@@ -60,7 +60,7 @@ struct WebhookDeliveriesController: RouteCollection {
         let staff = try req.staff
         let found = try await req.transaction { sql -> Bool in
             guard try await WebhookDeliveriesQueries.redeliver(id, on: sql) else { return false }
-            try await AuditWriter(staff: staff).record("webhook: redeliver", table: "webhook_deliveries", ids: [id], before: [:], after: [:], on: sql)
+            try await AuditWriter(staff: staff).record(.webhookRedeliver, table: "webhook_deliveries", ids: [id], before: [:], after: [:], on: sql)
             return true
         }
         guard found else { throw Abort(.notFound) }

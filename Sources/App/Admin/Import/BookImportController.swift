@@ -195,12 +195,11 @@ struct BookImportController: RouteCollection {
         let form = try FormBody(req)
         let mapping = mapping(form.parameters.pairs.map { ($0.name, $0.value) }, header: stored.rows.first ?? [])
         let audit = AuditWriter(staff: try req.staff)
-        let action = "import #\(stored.id)"
         let result: (created: Int, updated: Int)?
         do { result = try await req.transaction { sql -> (created: Int, updated: Int)? in
             guard try await BookImportQueries.markImported(stored.id, on: sql) else { return nil }
             let plan = try await self.plan(stored, mapping: mapping, on: sql)
-            let counts = try await BookImportRun.run(plan, action: action, audit: audit, on: sql)
+            let counts = try await BookImportRun.run(plan, file: stored.id, audit: audit, on: sql)
             try await BookImportQueries.enqueueFinished(stored.id, created: counts.created, updated: counts.updated, on: sql)
             return counts
         } } catch let error where ConstraintViolation(error)?.constraint == "books_review_approved" {

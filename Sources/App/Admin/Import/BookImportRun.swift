@@ -4,9 +4,10 @@ import SQLKit
 /// Writes a planned import in the caller's transaction, set-wise (a handful of statements
 /// however many rows): new books with ids taken up front, updates of the mapped columns only,
 /// categories replaced where mapped, a rights window added where given (unless the book has that
-/// very window), and an audit row per book with its state before and after.
+/// very window), and an audit row per book with its state before and after (kind `import`,
+/// shown as `import #file`, the stored file's id).
 enum BookImportRun {
-    static func run(_ plan: BookImportPlan, action: String, audit: AuditWriter, on sql: any SQLDatabase) async throws -> (created: Int, updated: Int) {
+    static func run(_ plan: BookImportPlan, file: Int, audit: AuditWriter, on sql: any SQLDatabase) async throws -> (created: Int, updated: Int) {
         let fields = AdminResource.books.form.fields.filter { BookImportPlan.bookFields.contains($0.name) }
         var rows = plan.rows.filter { if case .refuse = $0.outcome { return false } else { return true } }
         let creates = rows.indices.filter { rows[$0].outcome == .create }
@@ -105,7 +106,7 @@ enum BookImportRun {
         }
         let all = rows.map(bookID)
         let after = try await snapshots(all, on: sql)
-        try await audit.record(action, table: "books", ids: all, before: before, after: after, on: sql)
+        try await audit.record(.import, detail: String(file), table: "books", ids: all, before: before, after: after, on: sql)
         return (created.count, updated.count)
     }
 

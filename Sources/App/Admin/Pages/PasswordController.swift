@@ -64,7 +64,7 @@ struct PasswordController: RouteCollection {
         guard errors.isEmpty else {
             return try await Self.render(req, own: true, target: staff.email, action: AdminPath.ownPassword, errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
         }
-        try await Self.save(form.value("password") ?? "", for: staff.id, action: "password_change", req: req)
+        try await Self.save(form.value("password") ?? "", for: staff.id, action: .passwordChange, req: req)
         req.adminSession.signIn(staff)   // the trigger ended every session of this user, this one included
         req.adminSession.flash("Your password was changed. Your other sessions were signed out.")
         return req.redirect(to: AdminPath.dashboard, redirectType: .normal)
@@ -79,7 +79,7 @@ struct PasswordController: RouteCollection {
         guard errors.isEmpty else {
             return try await Self.render(req, own: false, target: email, action: AdminPath.staffPassword(id), errors: errors).encodeResponse(status: .unprocessableEntity, for: req)
         }
-        try await Self.save(form.value("password") ?? "", for: id, action: "password_reset", req: req)
+        try await Self.save(form.value("password") ?? "", for: id, action: .passwordReset, req: req)
         let staff = try req.staff
         if id == staff.id { req.adminSession.signIn(staff) }
         req.adminSession.flash("The password of \(email) was reset; their sessions were signed out. Give it to them in person.")
@@ -98,7 +98,7 @@ struct PasswordController: RouteCollection {
     }
 
     /// The new hash and its audit row, in one transaction (the trigger ends the sessions in it too).
-    static func save(_ password: String, for id: Int, action: String, req: Request) async throws {
+    static func save(_ password: String, for id: Int, action: AuditAction, req: Request) async throws {
         let hash = try await req.password.async.hash(password)
         let audit = AuditWriter(staff: try req.staff)
         try await req.transaction { sql in

@@ -74,7 +74,7 @@ struct PreviewController: RouteCollection {
             categoryFacets = page.meta.facets.categories.map { Facet(label: names[$0.id] ?? $0.slug, count: $0.count) }
             ageFacets = page.meta.facets.age_bands.map { Facet(label: "Ages \($0.band)", count: $0.count) }
             let described = "{\"country\": \"\(countryText)\", \"date\": \"\(dateText.isEmpty ? "now" : dateText)\", \"max_age\": \(maxAge.map(String.init) ?? "null"), \"blocked_categories\": \(blocked)}"
-            try await AuditWriter(staff: staff).record("preview as a family", table: "catalog", ids: [0], before: [:], after: [0: described], on: req.sql)
+            try await AuditWriter(staff: staff).record(.preview, table: "catalog", ids: [0], before: [:], after: [0: described], on: req.sql)
         }
         let selectedCategory = value("category"), sort = value("sort")
         let page = Page(

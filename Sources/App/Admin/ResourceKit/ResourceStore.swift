@@ -121,7 +121,7 @@ struct ResourceStore: Sendable {
         try await resource.form.afterSave?(saved, values, transaction)
         let after = try await snapshots([saved], on: transaction)
         if before[saved] != after[saved] {
-            try await audit.record(id == nil ? "create" : "update", table: resource.table, ids: [saved], before: before, after: after, on: transaction)
+            try await audit.record(id == nil ? .create : .update, table: resource.table, ids: [saved], before: before, after: after, on: transaction)
         }
         return (saved, try await displayName(saved, on: transaction) ?? "")
     }
@@ -131,7 +131,7 @@ struct ResourceStore: Sendable {
         guard let name = try await displayName(id, on: transaction) else { return nil }
         let before = try await snapshots([id], on: transaction)
         try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
-        try await audit.record("delete", table: resource.table, ids: [id], before: before, after: [:], on: transaction)
+        try await audit.record(.delete, table: resource.table, ids: [id], before: before, after: [:], on: transaction)
         return name
     }
 }
@@ -149,7 +149,7 @@ struct BatchChange: Sendable {
         let changed = try await change(sql)
         let after = try await store.snapshots(changed, on: sql)
         // In id order: a statement returns rows in the order it found them, which moves as rows are rewritten.
-        try await audit.record("batch: " + action, table: store.resource.table, ids: changed.sorted(), before: before, after: after, on: sql)
+        try await audit.record(.batch, detail: action, table: store.resource.table, ids: changed.sorted(), before: before, after: after, on: sql)
         return changed
     }
 }

@@ -73,7 +73,7 @@ struct ReviewController: RouteCollection {
     @Sendable
     func submit(req: Request) async throws -> Response {
         try req.requireEditor()
-        return try await step(req, action: "review: submitted", .submit, refused: "This book is active, already waiting for review or approved.", done: "Submitted for review.")
+        return try await step(req, action: .reviewSubmitted, .submit, refused: "This book is active, already waiting for review or approved.", done: "Submitted for review.")
     }
 
     @Sendable
@@ -83,7 +83,7 @@ struct ReviewController: RouteCollection {
         guard let version = try FormBody(req).value("version").flatMap({ Int($0) }) else {
             return try await render(req, try await load(req), error: "Approve from the book's review page, which shows what you approve.", status: .badRequest)
         }
-        return try await step(req, action: "review: approved", .approve(version: version),
+        return try await step(req, action: .reviewApproved, .approve(version: version),
                               refused: "Only a pending book can be approved, by someone who neither submitted it nor changed its content since the last approval, and only as the page showed it: reload to see its latest content.", done: "Approved: it can now be made active or scheduled.")
     }
 
@@ -94,12 +94,12 @@ struct ReviewController: RouteCollection {
         guard !comment.isEmpty, comment.count <= 2000 else {
             return try await render(req, try await load(req), error: comment.isEmpty ? "Say what needs changing." : "Keep the comment under 2,000 characters.", status: .badRequest)
         }
-        return try await step(req, action: "review: returned", .giveBack(comment: comment), refused: "Only a pending book can be returned, and by someone other than who submitted it.", done: "Returned to its editor with your comment.")
+        return try await step(req, action: .reviewReturned, .giveBack(comment: comment), refused: "Only a pending book can be returned, and by someone other than who submitted it.", done: "Returned to its editor with your comment.")
     }
 
     /// One conditional update and its audit row in one transaction; refused when the condition no
     /// longer holds (someone else acted first).
-    private func step(_ req: Request, action: String, _ statement: ReviewQueries.Step, refused: String, done: String) async throws -> Response {
+    private func step(_ req: Request, action: AuditAction, _ statement: ReviewQueries.Step, refused: String, done: String) async throws -> Response {
         let user = try req.staff
         guard let id = req.parameters.get("id", as: Int.self) else { throw Abort(.notFound) }
         let changed = try await req.transaction { sql in

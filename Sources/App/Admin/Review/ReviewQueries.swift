@@ -43,7 +43,7 @@ enum ReviewQueries {
 
     /// Runs `step` on the book, locked first (the conditional update then reads what a concurrent
     /// edit committed), with its audit row; false when its condition no longer holds.
-    static func run(_ step: Step, _ id: Int, user: StaffUser, action: String, on sql: any SQLDatabase) async throws -> Bool {
+    static func run(_ step: Step, _ id: Int, user: StaffUser, action: AuditAction, on sql: any SQLDatabase) async throws -> Bool {
         guard let before = try await sql.raw("SELECT jsonb_build_object('review_state', review_state)::text AS j FROM books WHERE id = \(bind: id) FOR UPDATE")
                 .first(decoding: Snapshot.self) else { throw Abort(.notFound) }
         do {

@@ -128,7 +128,7 @@ struct LoginController: RouteCollection {
         }
         try await throttle.succeeded(on: req.sql)
         if case .recoveryCode(let left) = accepted {
-            try await AuditWriter(staff: user).record("two-factor: recovery code used", table: "staff_users", ids: [id],
+            try await AuditWriter(staff: user).record(.twoFactorRecoveryUsed, table: "staff_users", ids: [id],
                                                       before: [:], after: [id: "{\"recovery_codes_left\": \(left)}"], on: req.sql)
         }
         req.adminSession.signIn(user)

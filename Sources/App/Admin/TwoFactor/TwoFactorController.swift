@@ -87,7 +87,7 @@ struct TwoFactorController: RouteCollection {
         }
         try await throttle.succeeded(on: req.sql)
         req.adminSession.pendingTOTP = nil
-        try await audit(req, "two-factor: enabled", target: user.id)
+        try await audit(req, .twoFactorEnabled, target: user.id)
         return try await render(req, newCodes: codes)
     }
 
@@ -98,7 +98,7 @@ struct TwoFactorController: RouteCollection {
         if let refused = try await confirm(req, user: user) { return refused }
         let codes = TwoFactorStore.newRecoveryCodes()
         try await req.transaction { sql in try await TwoFactorStore.replaceRecoveryCodes(codes, user: user.id, on: sql) }
-        try await audit(req, "two-factor: new recovery codes", target: user.id)
+        try await audit(req, .twoFactorNewCodes, target: user.id)
         return try await render(req, newCodes: codes)
     }
 
@@ -110,7 +110,7 @@ struct TwoFactorController: RouteCollection {
         }
         if let refused = try await confirm(req, user: user) { return refused }
         try await req.transaction { sql in try await TwoFactorStore.disable(user: user.id, on: sql) }
-        try await audit(req, "two-factor: disabled", target: user.id)
+        try await audit(req, .twoFactorDisabled, target: user.id)
         req.adminSession.flash("Two-factor sign-in is off.")
         return req.redirect(to: AdminPath.twoFactor)
     }
@@ -152,7 +152,7 @@ struct TwoFactorController: RouteCollection {
         let (id, email) = try await target(req)
         try await req.transaction { sql in
             try await TwoFactorStore.disable(user: id, on: sql)
-            try await AuditWriter(staff: try req.staff).record("two-factor: reset by an admin", table: "staff_users", ids: [id], before: [:], after: [:], on: sql)
+            try await AuditWriter(staff: try req.staff).record(.twoFactorReset, table: "staff_users", ids: [id], before: [:], after: [:], on: sql)
         }
         req.adminSession.flash("Two-factor sign-in of \(email) was reset.")
         return req.redirect(to: AdminPath.record(AdminResource.staffUsers.slug, id))
@@ -164,7 +164,7 @@ struct TwoFactorController: RouteCollection {
         return (id, email)
     }
 
-    private func audit(_ req: Request, _ action: String, target: Int) async throws {
+    private func audit(_ req: Request, _ action: AuditAction, target: Int) async throws {
         try await AuditWriter(staff: try req.staff).record(action, table: "staff_users", ids: [target], before: [:], after: [:], on: req.sql)
     }
 }
