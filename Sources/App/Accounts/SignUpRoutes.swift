@@ -140,5 +140,6 @@ struct SignUpRoutes: APIRouteCollection {
 
 /// The privacy notice a parent accepts at sign-up; its version is recorded with the acceptance.
 enum PrivacyNotice {
-    static let version = "2026-11-01"
+    /// 2026-11-26: a family's members — its parents and caregivers — see its children's data.
+    static let version = "2026-11-26"
 }
