@@ -72,9 +72,14 @@ BEGIN
 END $$;
 CREATE TRIGGER children_family BEFORE INSERT ON children FOR EACH ROW EXECUTE FUNCTION storytime_child_family();
 
--- The family audit log says which family each entry belongs to (its `parent_id` is the member who acted).
+-- The family audit log says which family each entry belongs to; its `parent_id` is the member who
+-- acted. The log is the family's: it goes with the family, and a member's account deleted while
+-- the family lives on leaves their entries with no actor (NULL) rather than holes in the record.
 ALTER TABLE parent_audit_log ADD COLUMN family_id bigint REFERENCES families (id) ON DELETE CASCADE;
 UPDATE parent_audit_log SET family_id = parent_id;
+ALTER TABLE parent_audit_log ALTER COLUMN parent_id DROP NOT NULL;
+ALTER TABLE parent_audit_log DROP CONSTRAINT parent_audit_log_parent_id_fkey;
+ALTER TABLE parent_audit_log ADD CONSTRAINT parent_audit_log_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES parents (id) ON DELETE SET NULL;
 CREATE OR REPLACE FUNCTION storytime_audit_family() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.family_id IS NULL THEN
