@@ -93,7 +93,8 @@ actor FakeServer: ClientTransport {
 
     static func entry(id: Int) -> String {
         String(book(id: id, title: "Book \(id)").dropLast()) + """
-        , "added_at": "2026-11-23T08:00:00Z", "last_played_at": null, "progress": null, "completed_count": 0, "rights_ends_at": null}
+        , "added_at": "2026-11-23T08:00:00Z", "last_played_at": null, "progress": null, "completed_count": 0, "rights_ends_at": null,
+          "playable": {"ok": true, "reason": null}}
         """
     }
 

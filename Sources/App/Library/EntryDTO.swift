@@ -2,8 +2,9 @@ import SQLKit
 import Vapor
 
 extension LibraryController {
-    /// A library entry: the book object plus when it was added and played, progress and rights end.
-    /// Its rows are `LibraryQueries.entryColumns(country:)`.
+    /// A library entry: the book object plus when it was added and played, progress, rights end and
+    /// whether a playback grant would be given for the book (`Playability`). Its rows are
+    /// `LibraryQueries.entryColumns(country:)`.
     struct EntryDTO: Content {
         let book: BookDTO
         let addedAt: Date
@@ -11,6 +12,7 @@ extension LibraryController {
         let progress: Double?
         let completedCount: Int
         let rightsEndsAt: Date?
+        let playable: Playability
 
         // The entry is the book object plus the entry's fields, flattened.
         func encode(to encoder: any Encoder) throws {
@@ -21,6 +23,7 @@ extension LibraryController {
             try container.encode(progress, forKey: .progress)
             try container.encode(completedCount, forKey: .completedCount)
             try container.encode(rightsEndsAt, forKey: .rightsEndsAt)
+            try container.encode(playable, forKey: .playable)
         }
         init(from decoder: any Decoder) throws {
             book = try BookDTO(from: decoder)
@@ -30,8 +33,9 @@ extension LibraryController {
             progress = try container.decodeIfPresent(Double.self, forKey: .progress)
             completedCount = try container.decode(Int.self, forKey: .completedCount)
             rightsEndsAt = try container.decodeIfPresent(Date.self, forKey: .rightsEndsAt)
+            playable = try container.decode(Playability.self, forKey: .playable)
         }
-        enum CodingKeys: String, CodingKey { case addedAt, lastPlayedAt, progress, completedCount, rightsEndsAt }
+        enum CodingKeys: String, CodingKey { case addedAt, lastPlayedAt, progress, completedCount, rightsEndsAt, playable }
         init(row: any SQLRow) throws {
             book = try BookDTO(row: row)
             let entry = try row.decode(model: LibraryQueries.EntryRow.self, keyDecodingStrategy: .convertFromSnakeCase)
@@ -40,6 +44,7 @@ extension LibraryController {
             progress = entry.progress
             completedCount = entry.completedCount
             rightsEndsAt = entry.rightsEndsAt
+            playable = Playability(try row.decode(model: Playability.Row.self, keyDecodingStrategy: .convertFromSnakeCase))
         }
     }
 }

@@ -13,8 +13,8 @@ struct LibraryController: ChildRouteCollection {
         child.parent.delete("library", ":book_id", use: remove)
     }
 
-    /// A page is kept in `ChildAnswers` until the child's plays or library or the catalog change,
-    /// or a shown book's rights start or end; "leaving within N days" moves with the clock, so
+    /// A page is kept in `ChildAnswers` until the child's plays, library or controls or the catalog
+    /// change, or a shown book's rights start or end; "leaving within N days" moves with the clock, so
     /// those pages are always computed.
     @Sendable
     func list(req: Request) async throws -> Response {
@@ -24,7 +24,10 @@ struct LibraryController: ChildRouteCollection {
         // "Watch it before it goes": only books whose rights end within N days.
         let country = req.country(of: child)
         guard let days = try query.integer("leaving_within_days", in: 1...365, what: "an integer from 1 to 365") else {
-            return try await req.childAnswer(child, route: "library") {
+            // Entries say `playable`, which the child's controls decide and its fingerprint does
+            // not cover: a page is kept per version of the controls (each save stamps `updated_at`).
+            let controls = child.controls.updatedAt.map { "\($0.timeIntervalSince1970)" } ?? "none"
+            return try await req.childAnswer(child, route: "library|\(controls)") {
                 try await page(of: child.id, parameters, leaving: nil, country: country, query: query, req: req)
             }
         }

@@ -107,14 +107,14 @@ struct LibraryQueries {
 
 extension LibraryQueries {
     /// What `LibraryController.EntryDTO(row:)` reads, for `library_entries le` joined to `books b`
-    /// and its joins; rights as they are in `country`.
+    /// and its joins; rights (and `playable`, as a playback grant judges it) as they are in `country`.
     static func entryColumns(country: String?) -> SQLQueryString {
         """
         \(BookDTO.columns(country: country)), le.added_at, le.last_played_at,
         (SELECT count(*) FROM plays q WHERE q.child_id = le.child_id AND q.book_id = le.book_id AND q.completed) AS completed_count,
         (SELECT \(BookSQL.progress(position: "q.position_seconds", completed: "q.completed")) FROM plays q
           WHERE q.child_id = le.child_id AND q.book_id = le.book_id ORDER BY q.played_at DESC, q.id DESC LIMIT 1) AS progress,
-        \(BookSQL.rightsEndsAt("b", in: country)) AS rights_ends_at
+        \(BookSQL.rightsEndsAt("b", in: country)) AS rights_ends_at, \(PlaybackQueries.playabilityColumns(country: country))
         """
     }
 

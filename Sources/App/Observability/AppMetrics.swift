@@ -1,19 +1,41 @@
 import Foundation
-import NIOConcurrencyHelpers
+import Metrics
 import Prometheus
 import Vapor
 
-/// The app's Prometheus metrics (swift-prometheus): requests per route and status with latency
-/// histograms, database statements, the catalog engine's figures, sign-in failures. Served at
-/// `GET /metrics` (`MetricsController`).
+/// The app's Prometheus metrics (swift-prometheus), served at `GET /metrics` (`MetricsController`)
+/// from two registries:
+/// - **the process's** (`AppMetrics.process`): swift-metrics' backend, bootstrapped once per
+///   process (`bootstrapOnce`). Vapor reports every request there — `http_requests_total` and
+///   `http_request_errors_total{method,path,status}`, `http_request_duration_seconds` — and so
+///   does any library that uses swift-metrics.
+/// - **this application's** (`registry`): what swift-metrics cannot say — series with their HELP
+///   text, and figures of one `Application` (its catalog engine, its pool, its sign-in failures),
+///   of which a process may hold several (the tests do); the gauges are read at scrape time.
 final class AppMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let deltas: Counter
-    private let statements: Gauge
+    private let deltas: Prometheus.Counter
+    private let statements: Prometheus.Gauge
 
+    /// The registry behind swift-metrics' `MetricsSystem`, one per process.
+    static let process = PrometheusCollectorRegistry()
+
+    /// Vapor's request latency histogram, 1 ms to 10 s.
     static let latencyBuckets: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
                                               .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                               .seconds(2.5), .seconds(5), .seconds(10)]
+
+    /// Makes `process` swift-metrics' backend, the first time only: `MetricsSystem.bootstrap` may
+    /// run once per process, and the tests make many applications (a static `let` is initialised
+    /// once, under a lock, whoever reads it first).
+    static func bootstrapOnce() { _ = bootstrapped }
+
+    private static let bootstrapped: Bool = {
+        var factory = PrometheusMetricsFactory(registry: process)
+        factory.durationHistogramBuckets["http_request_duration_seconds"] = latencyBuckets
+        MetricsSystem.bootstrap(factory)
+        return true
+    }()
 
     /// This instance's connections in `pg_stat_activity` (`application_name`): the process and a
     /// random part, so two apps in one process (as in the tests) are told apart.
@@ -40,30 +62,9 @@ final class AppMetrics: Sendable {
     }
 
     init() {
+        Self.bootstrapOnce()
         deltas = registry.makeCounter(descriptor: Self.metric("storytime_catalog_engine_deltas_applied_total", "Change-log applications the catalog engine made (books reloaded after a commit)"))
         statements = registry.makeGauge(descriptor: Self.metric("storytime_db_statements", "SQL statements the app has sent since start"))
-    }
-
-    /// The series of one (route, method, status), made once: a request then costs one lookup.
-    private struct SeriesKey: Hashable { let route: ObjectIdentifier?; let method: String; let status: UInt }
-    private struct Series { let count: Counter; let latency: DurationHistogram }
-    private let series = NIOLockedValueBox<[SeriesKey: Series]>([:])
-
-    /// One finished request. Labels: the route's pattern (`/api/v1/catalog/books/:id`, `unmatched`
-    /// without a route — never the raw path, so the series stay bounded), the method, the status.
-    func request(_ request: Request, status: UInt, duration: Duration) {
-        let key = SeriesKey(route: request.route.map(ObjectIdentifier.init), method: request.method.rawValue, status: status)
-        let found = series.withLockedValue { known -> Series in
-            if let found = known[key] { return found }
-            let route = RequestObservationMiddleware.route(of: request)
-            let made = Series(
-                count: registry.makeCounter(descriptor: Self.metric("storytime_http_requests_total", "HTTP requests answered, by route pattern and status"), labels: [("method", key.method), ("route", route), ("status", String(status))]),
-                latency: registry.makeDurationHistogram(descriptor: Self.metric("storytime_http_request_duration_seconds", "Time from request to response head, by route pattern"), labels: [("method", key.method), ("route", route)], buckets: Self.latencyBuckets))
-            known[key] = made
-            return made
-        }
-        found.count.increment()
-        found.latency.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     func loginFailed(_ kind: String) {
@@ -109,6 +110,7 @@ struct MetricsController: RouteCollection {
         await metrics.refreshPool(req)
         var body: [UInt8] = []
         metrics.registry.emit(into: &body)
+        AppMetrics.process.emit(into: &body)
         return Response(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
                         body: .init(buffer: ByteBuffer(bytes: body)))
     }

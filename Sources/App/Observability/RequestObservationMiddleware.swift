@@ -4,7 +4,8 @@ import Vapor
 
 /// Every request, once: its id (the caller's `X-Request-Id` when it is a plain token of at most
 /// 128 characters, else a fresh UUID) on the logger and echoed in `X-Request-Id`; when it is
-/// answered, one log line (request id, method, route pattern, status, duration) and the metrics.
+/// answered, one log line (request id, method, route pattern, status, duration). Requests are
+/// counted and timed by Vapor itself, through swift-metrics (`AppMetrics`).
 /// The line never holds a query string, header, cookie or body: nothing secret can reach a log.
 /// Future-based, so the catalog's event-loop path stays a single hop.
 struct RequestObservationMiddleware: Middleware {
@@ -41,10 +42,8 @@ struct RequestObservationMiddleware: Middleware {
     }
 
     private static func finished(_ request: Request, status: UInt, started: ContinuousClock.Instant) {
-        let duration = ContinuousClock.now - started
-        // A request that outlives its application (shut down meanwhile) is not counted anywhere.
-        request.application.appServicesIfRunning?.metrics.request(request, status: status, duration: duration)
         guard request.logger.logLevel <= .info else { return }
+        let duration = ContinuousClock.now - started
         let route = route(of: request)
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         request.logger.info("request", metadata: [

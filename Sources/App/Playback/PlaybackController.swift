@@ -23,11 +23,12 @@ struct PlaybackController: ChildRouteCollection {
     }
 
     /// Checks in this order: the book in the child's library and the catalog of the family's
-    /// country (404), the controls (the play's 403s), rights available now (422
-    /// `rights_unavailable`), a ready video (422 `asset_not_ready`), then — when today has a
-    /// daily limit — the minutes neither played nor held by the child's grants given today
-    /// (`PlaybackReservations`: 403 `time_limit_reached` when none are left), which the grant
-    /// reserves for its whole length, spent for the rest of the day.
+    /// country (404), the controls (the play's 403s), the book's `Playability` (as library entries
+    /// show it: rights available now, 422 `rights_unavailable`; a ready video, 422
+    /// `asset_not_ready`), then — when today has a daily limit — the minutes neither played nor
+    /// held by the child's grants given today (`PlaybackReservations`: 403 `time_limit_reached`
+    /// when none are left), which the grant reserves for its whole length, spent for the rest of
+    /// the day.
     @Sendable
     func grant(req: Request) async throws -> Response {
         let child = try req.child
@@ -37,8 +38,9 @@ struct PlaybackController: ChildRouteCollection {
         guard let entry = try await PlaybackQueries.entry(child: child.id, book: bookID, country: country, on: req.sql), entry.visible else {
             throw Problem.notFound("No such book in this child's library.")
         }
-        let available = entry.available
-        let asset = entry.assetStatus == "ready" ? entry.assetId : nil
+        // The book's part (`Playability`, as library entries show it): judged after the controls' day.
+        let refusal = Playability.refusal(entry.playability)
+        let asset = Playability.assetReady(entry.playableAssetStatus) ? entry.assetId : nil
         let availableUntil = entry.availableUntil, duration = entry.durationSeconds
         let parent = try req.parentID
         let grantID = UUID()
@@ -48,8 +50,7 @@ struct PlaybackController: ChildRouteCollection {
                 throw Problem.notFound("No such book in this child's library.")
             }
             let usedToday = try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql, now: now)
-            guard available else { throw LibraryController.rightsUnavailable }
-            guard asset != nil else { throw Self.notReady }
+            if let refusal { throw refusal.problem }
             guard let used = usedToday else {
                 return Self.expiry(now: now, availableUntil: availableUntil, controls: child.controls, usedToday: nil)
             }
