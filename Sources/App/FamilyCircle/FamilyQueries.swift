@@ -16,7 +16,12 @@ enum FamilyQueries {
     /// on each other), then reads `account`'s membership as it now is.
     static func lock(_ ids: [Int], member account: Int, on sql: any SQLDatabase) async throws -> Membership? {
         try await sql.raw("SELECT id FROM families WHERE id = ANY(\(bind: ids)) ORDER BY id FOR UPDATE").run()
-        return try await membership(of: account, on: sql)
+        let now = try await membership(of: account, on: sql)
+        // Moved to another family between the read that chose `ids` and the lock: not decided here.
+        if let now, !ids.contains(now.familyId) {
+            throw Problem(status: .conflict, code: "family_changed", detail: "Your family changed while this was asked; look again and retry.")
+        }
+        return now
     }
 
     static func members(of family: Int, on sql: any SQLDatabase) async throws -> [FamilyMemberDTO] {
