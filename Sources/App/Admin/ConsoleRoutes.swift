@@ -23,6 +23,7 @@ enum ConsoleRoutes {
         try signedIn.register(collection: WebhookDeliveriesController())
         try signedIn.register(collection: StaffAccountController())
         try signedIn.register(collection: SavedViewsController())
+        try signedIn.register(collection: FamilyMembersController())
         // `read_catalog`: the catalog's pages, read only.
         let catalog = signedIn.tokens(reads: [.readCatalog])
         try catalog.register(collection: DashboardController())

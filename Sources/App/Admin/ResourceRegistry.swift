@@ -6,7 +6,7 @@ import Vapor
 /// the first request (`checkDeclarations`), its SQL against the database (`checkSQL`) — so a
 /// mistake names its resource at start-up instead of failing when its page is opened.
 enum ResourceRegistry {
-    static let all: [AdminResource] = [.books, .categories, .publishers, .rightsWindows, .videoAssets, .synonyms, .staffUsers, .parents, .webhookEndpoints]
+    static let all: [AdminResource] = [.books, .categories, .publishers, .rightsWindows, .videoAssets, .synonyms, .staffUsers, .families, .parents, .webhookEndpoints]
 
     /// Resources with a page of their own in the navigation (not nested ones), in order.
     static var navigation: [AdminResource] { all.filter { $0.access.parent == nil } }

@@ -75,6 +75,8 @@ struct AdminResource: Sendable {
     /// Who may do what, and where the resource sits in the console.
     struct Access: Sendable {
         var allowCreate = true
+        /// A record with nothing to edit in a form (a family: its members change on pages of their own).
+        var allowEdit = true
         var allowDelete = true
         /// Staff records: admins only, reads included. Otherwise editors and admins write, viewers read.
         var requiresAdmin = false

@@ -17,6 +17,7 @@ extension ResourceController {
     @Sendable
     func edit(req: Request) async throws -> View {
         try requireWriter(req)
+        guard resource.access.allowEdit else { throw Abort(.notFound) }
         let store = try await store(req)
         let id = try recordID(req)
         guard let values = try await store.formValues(id) else { throw notFound }
@@ -31,7 +32,8 @@ extension ResourceController {
 
     @Sendable
     func update(req: Request) async throws -> Response {
-        try await save(req, id: try recordID(req))
+        guard resource.access.allowEdit else { try requireWriter(req); throw Abort(.notFound) }
+        return try await save(req, id: try recordID(req))
     }
 
     /// Create (`id` nil) and update alike: parse, validate, save with its audit row, or show the

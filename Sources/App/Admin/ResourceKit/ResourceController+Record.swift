@@ -21,7 +21,7 @@ extension ResourceController {
             layout: LayoutView(req, title: name, section: resource.section),
             heading: "\(resource.singular): \(name)",
             listURL: path.list, listLabel: "All \(resource.plural.lowercased())",
-            editURL: writer ? path.edit(id) : nil,
+            editURL: writer && resource.access.allowEdit ? path.edit(id) : nil,
             deleteURL: writer && resource.access.allowDelete ? path.delete(id) : nil,
             historyURL: AdminPath.history(table: resource.table, id: id),
             actions: writer ? resource.detail.recordActions.filter { !$0.adminOnly || staff.isAdmin }

@@ -2,18 +2,21 @@ import Core
 import SQLKit
 
 extension AdminResource {
-    /// Families, for support (admins only): who signed up, whether the address is confirmed, how
-    /// many children and signed-in devices. Lock / unlock and sign every device out are batch
-    /// actions (select rows, or one row). No page shows a password hash, a token, a child's name
-    /// or history; the audit log keeps ids and states, never the email.
+    /// Accounts (the `parents` table, still at `/admin/parents`), for support (admins only): who
+    /// signed up, whether the address is confirmed, their role in their family, how many children
+    /// and signed-in devices; an account's page links to its family (`families`). Lock / unlock and
+    /// sign every device out are batch actions (select rows, or one row). No page here shows a
+    /// password hash, a token, a child's name or history; the audit log keeps ids and states, never
+    /// the email.
     static let parents = AdminResource(
-        slug: "parents", table: "parents", singular: "Parent", plural: "Parents",
-        displayName: "'Parent #' || t.id",
+        slug: "parents", table: "parents", singular: "Account", plural: "Accounts",
+        displayName: "'Account #' || t.id",
         list: .init(
             columns: [
                 AdminColumn("email", "Email", sortable: true, format: .link),
                 AdminColumn("verified", "Verified", sql: "t.email_verified_at IS NOT NULL", format: .boolean),
                 AdminColumn("country", "Country", sortable: true),
+                AdminColumn("family_role", "Family role", sql: "(SELECT m.role FROM family_members m WHERE m.account_id = t.id)", format: .badge),
                 AdminColumn("children", "Children", sql: "(SELECT count(*) FROM children c JOIN family_members m ON m.family_id = c.family_id WHERE m.account_id = t.id)", format: .number),
                 AdminColumn("devices", "Devices", sql: "(SELECT count(*) FROM parent_devices d WHERE d.parent_id = t.id AND d.revoked_at IS NULL)", format: .number),
                 AdminColumn("locked", "Locked", sql: "t.locked_at IS NOT NULL", format: .boolean),
@@ -68,13 +71,26 @@ extension AdminResource {
             }
         ),
         detail: .init(
+            related: [
+                AdminRelated(title: "Family",
+                             columns: [AdminColumn("family", "Family"), AdminColumn("role", "Role", format: .badge),
+                                       AdminColumn("members", "Members", format: .number), AdminColumn("joined", "Joined (UTC)")],
+                             query: { id in """
+                                SELECT m.family_id AS id, 'Family #' || m.family_id AS family, m.role,
+                                       (SELECT count(*) FROM family_members o WHERE o.family_id = m.family_id)::text AS members,
+                                       to_char(m.joined_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS joined
+                                  FROM family_members m WHERE m.account_id = \(bind: id)
+                                """ },
+                             rowLink: { _, family in AdminPath.record(AdminResource.families.slug, family) },
+                             emptyText: "In no family."),
+            ],
             snapshot: "jsonb_build_object('id', t.id, 'country', t.country, 'email_verified_at', t.email_verified_at, 'locked_at', t.locked_at)"
         ),
         access: .init(
             allowCreate: false,
             allowDelete: false,
             requiresAdmin: true,
-            menuLabel: "Parents"
+            menuLabel: "Accounts"
         )
     )
 }
