@@ -45,10 +45,10 @@ enum FamilySQL {
                      rowLink: { family, invitation in AdminPath.familyInvitationRevoke(family, invitation) },
                      emptyText: "No pending invitations."),
         AdminRelated(title: "Children",
-                     columns: [AdminColumn("name", "Name"), AdminColumn("library", "Books in their library", format: .number),
+                     columns: [AdminColumn("name", "Child"), AdminColumn("library", "Books in their library", format: .number),
                                AdminColumn("added_by", "Added by"), AdminColumn("added", "Added (UTC)")],
                      query: { id in """
-                        SELECT c.id, c.name, (SELECT count(*) FROM library_entries l WHERE l.child_id = c.id)::text AS library,
+                        SELECT c.id, 'Child #' || c.id AS name, (SELECT count(*) FROM library_entries l WHERE l.child_id = c.id)::text AS library,
                                COALESCE(p.email, '—') AS added_by, to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS added
                           FROM children c LEFT JOIN parents p ON p.id = c.added_by
                          WHERE c.family_id = \(bind: id) ORDER BY c.id
@@ -59,7 +59,7 @@ enum FamilySQL {
                                AdminColumn("child", "Child")],
                      query: { id in """
                         SELECT a.id, to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS at,
-                               COALESCE(p.email, 'a deleted account') AS member, a.action, COALESCE(c.name, '—') AS child
+                               COALESCE(p.email, 'a deleted account') AS member, a.action, COALESCE('Child #' || a.child_id, '—') AS child
                           FROM parent_audit_log a LEFT JOIN parents p ON p.id = a.parent_id LEFT JOIN children c ON c.id = a.child_id
                          WHERE a.family_id = \(bind: id) ORDER BY a.created_at DESC, a.id DESC LIMIT 50
                         """ },
