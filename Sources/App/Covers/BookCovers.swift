@@ -44,41 +44,47 @@ enum BookCovers {
 
     private struct Spent: Decodable { let attempts: Int; let retry_after: Int }
 
-    /// Stores the files and the book's cover in one transaction, audited. Nil: no such book.
+    /// What a cover's audit row keeps: its row without the API's JSON (`null`: no cover). Audited
+    /// on the book (table `books`), through the books' `ResourceStore.audited`.
+    static let snapshot: SQLFragment = "COALESCE((SELECT to_jsonb(bc) - 'api_json' FROM book_covers bc WHERE bc.book_id = t.id), 'null'::jsonb)"
+
+    /// Stores the files and the book's cover in one transaction, the book locked first, audited.
+    /// False: no such book.
     static func save(_ result: CoverProcessor.Result, book: Int, staff: StaffUser, store: any CoverStore,
                      on sql: any SQLDatabase) async throws -> Bool {
-        guard let before = try await sql.raw("""
-            SELECT (SELECT to_jsonb(bc) - 'api_json' FROM book_covers bc WHERE bc.book_id = b.id)::text AS snapshot FROM books b WHERE b.id = \(bind: book) FOR UPDATE
-            """).first(decoding: Snapshot.self) else { return false }
-        for file in result.renditions { try await store.put(file, on: sql) }
-        let files = result.renditions.sorted { ($0.width, $0.contentType == "image/webp" ? 0 : 1) < ($1.width, $1.contentType == "image/webp" ? 0 : 1) }
-            .map { "\($0.hash).\($0.fileExtension)" }
-        let after = try await sql.raw("""
-            INSERT INTO book_covers (book_id, width, height, dominant_color, files, api_json, uploaded_by)
-            VALUES (\(bind: book), \(bind: result.width), \(bind: result.height), \(bind: result.dominantColor), \(bind: files)::text[],
-                    \(bind: try CoverDTO(result).apiJSON()), \(bind: staff.id))
-            ON CONFLICT (book_id) DO UPDATE SET width = EXCLUDED.width, height = EXCLUDED.height, dominant_color = EXCLUDED.dominant_color,
-                   files = EXCLUDED.files, api_json = EXCLUDED.api_json, uploaded_by = EXCLUDED.uploaded_by, updated_at = now()
-            RETURNING (to_jsonb(book_covers) - 'api_json')::text AS snapshot
-            """).first(decoding: Written.self)!.snapshot
-        try await AuditWriter(staff: staff).record(.coverUpload, table: "books", ids: [book],
-                                                   before: [book: before.snapshot ?? "null"],
-                                                   after: [book: after], on: sql)
-        return true
+        let saved = try await ResourceStore.books(sql).audited(.coverUpload, [book], snapshot: snapshot, locking: true,
+                                                               in: sql, audit: AuditWriter(staff: staff)) { sql, before in
+            guard !before.isEmpty else { return [] }
+            for file in result.renditions { try await store.put(file, on: sql) }
+            let files = result.renditions.sorted { ($0.width, $0.contentType == "image/webp" ? 0 : 1) < ($1.width, $1.contentType == "image/webp" ? 0 : 1) }
+                .map { "\($0.hash).\($0.fileExtension)" }
+            let after = try await sql.raw("""
+                INSERT INTO book_covers (book_id, width, height, dominant_color, files, api_json, uploaded_by)
+                VALUES (\(bind: book), \(bind: result.width), \(bind: result.height), \(bind: result.dominantColor), \(bind: files)::text[],
+                        \(bind: try CoverDTO(result).apiJSON()), \(bind: staff.id))
+                ON CONFLICT (book_id) DO UPDATE SET width = EXCLUDED.width, height = EXCLUDED.height, dominant_color = EXCLUDED.dominant_color,
+                       files = EXCLUDED.files, api_json = EXCLUDED.api_json, uploaded_by = EXCLUDED.uploaded_by, updated_at = now()
+                RETURNING (to_jsonb(book_covers) - 'api_json')::text AS snapshot
+                """).first(decoding: Written.self)!.snapshot
+            return AuditedChange([book], after: [book: after])
+        }
+        return !saved.isEmpty
     }
 
-    /// Removes a book's cover (its files stay: answers clients keep still name them). False: none.
+    /// Removes a book's cover (its files stay: answers clients keep still name them), the book
+    /// locked first as an upload locks it, in the same statement (so a removal and an upload take
+    /// turns rather than deadlock on the cover's row and the book's), audited. False: none.
     static func remove(book: Int, staff: StaffUser, on sql: any SQLDatabase) async throws -> Bool {
-        guard let row = try await sql.raw("""
-            DELETE FROM book_covers bc WHERE book_id = \(bind: book) RETURNING (to_jsonb(bc) - 'api_json')::text AS snapshot
-            """).first(decoding: Written.self) else { return false }
-        try await AuditWriter(staff: staff).record(.coverRemoval, table: "books", ids: [book],
-                                                   before: [book: row.snapshot], after: [book: "null"], on: sql)
-        return true
+        let removed = try await ResourceStore.books(sql).audited(.coverRemoval, [], in: sql, audit: AuditWriter(staff: staff)) { sql, _ in
+            guard let row = try await sql.raw("""
+                WITH b AS MATERIALIZED (SELECT id FROM books WHERE id = \(bind: book) FOR UPDATE)
+                DELETE FROM book_covers bc USING b WHERE bc.book_id = b.id RETURNING (to_jsonb(bc) - 'api_json')::text AS snapshot
+                """).first(decoding: Written.self) else { return [] }
+            return AuditedChange([book], before: [book: row.snapshot], after: [book: "null"])
+        }
+        return !removed.isEmpty
     }
 
-    /// A cover's row as the audit log keeps it (JSON text; null: the book had no cover).
-    private struct Snapshot: Decodable { let snapshot: String? }
     /// The cover's row as written or deleted.
     private struct Written: Decodable { let snapshot: String }
 }

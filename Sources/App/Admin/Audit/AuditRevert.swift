@@ -64,7 +64,6 @@ struct AuditRevert: Sendable {
 
     /// Undoes the change in `transaction`, audited as `revert #N`; throws `Refused` with the reason.
     func run(in transaction: any SQLDatabase, audit: AuditWriter) async throws {
-        let before = self.before
         let table = SQLIdentifier(resource.table)
         // Lock before comparing (no check-then-act): reverts of one record take turns on a lock of
         // table+id (a deleted record has no row to lock), and an edit of the record waits for this
@@ -72,7 +71,18 @@ struct AuditRevert: Sendable {
         try await transaction.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: resource.table + ":" + String(recordID)), 0))").run()
         try await transaction.raw("SELECT id FROM \(table) WHERE id = \(bind: recordID) FOR UPDATE").run()
         let store = ResourceStore(resource: resource, parentID: nil, sql: transaction)
-        let current = try await store.snapshots([recordID], on: transaction)
+        // The snapshots and the audit row through the store's one path; the record as it is now
+        // (read after the lock above) is what the revert compares.
+        try await store.audited(.revert, detail: String(auditID), [recordID], in: transaction, audit: audit) { transaction, current in
+            try await undo(current: current, on: transaction)
+            return [recordID]
+        }
+    }
+
+    /// The revert's statements, on the locked record as it is now (`current`: its snapshot).
+    private func undo(current: [Int: String], on transaction: any SQLDatabase) async throws {
+        let before = self.before
+        let table = SQLIdentifier(resource.table)
         switch kind {
         case .update(let fields):
             guard let now = current[recordID] else { throw Refused(message: "\(resource.singular) #\(recordID) no longer exists: restore it first.") }
@@ -107,8 +117,6 @@ struct AuditRevert: Sendable {
                 try await restoreWindows(windows, on: transaction, replacing: false)
             }
         }
-        let now = try await store.snapshots([recordID], on: transaction)
-        try await audit.record(.revert, detail: String(auditID), table: resource.table, ids: [recordID], before: current, after: now, on: transaction)
     }
 
     /// A book's rights windows as the snapshot has them, with their ids (replacing the book's

@@ -4,12 +4,26 @@ import SQLKit
 /// Writes a planned import in the caller's transaction, set-wise (a handful of statements
 /// however many rows): new books with ids taken up front, updates of the mapped columns only,
 /// categories replaced where mapped, a rights window added where given (unless the book has that
-/// very window), and an audit row per book with its state before and after (kind `import`,
-/// shown as `import #file`, the stored file's id).
+/// very window) — through the books' `ResourceStore.audited`, so each book gets an audit row with
+/// its state before and after (kind `import`, shown as `import #file`, the stored file's id).
 enum BookImportRun {
     static func run(_ plan: BookImportPlan, file: Int, audit: AuditWriter, on sql: any SQLDatabase) async throws -> (created: Int, updated: Int) {
+        let planned = plan.rows.filter { if case .refuse = $0.outcome { return false } else { return true } }
+        let existing = planned.compactMap { row -> Int? in if case .update(let id) = row.outcome { return id }; return nil }
+        var counts = (created: 0, updated: 0)
+        try await ResourceStore.books(sql).audited(.import, detail: String(file), existing, in: sql, audit: audit) { sql, _ in
+            let rows = try await write(plan, planned, on: sql)
+            counts = (rows.created, rows.updated)
+            return AuditedChange(rows.ids)
+        }
+        return counts
+    }
+
+    /// The import's statements; the books it wrote, in the plan's order.
+    private static func write(_ plan: BookImportPlan, _ planned: [BookImportPlan.Row],
+                              on sql: any SQLDatabase) async throws -> (ids: [Int], created: Int, updated: Int) {
         let fields = AdminResource.books.form.fields.filter { BookImportPlan.bookFields.contains($0.name) }
-        var rows = plan.rows.filter { if case .refuse = $0.outcome { return false } else { return true } }
+        var rows = planned
         let creates = rows.indices.filter { rows[$0].outcome == .create }
         var newIDs = Set<Int>()
         // New ids first, so every later statement knows each row's book.
@@ -21,8 +35,6 @@ enum BookImportRun {
         }
         func bookID(_ row: BookImportPlan.Row) -> Int { if case .update(let id) = row.outcome { return id }; return 0 }
         let isNew = { [newIDs] (row: BookImportPlan.Row) in newIDs.contains(bookID(row)) }
-        let updatedIDs = rows.filter { !isNew($0) }.map(bookID)
-        let before = try await snapshots(updatedIDs, on: sql)
 
         func text(_ value: FormValues.Value?) -> String? {
             switch value {
@@ -104,23 +116,8 @@ enum BookImportRun {
                                       AND r.ends_at IS NOT DISTINCT FROM x.ends_at::timestamptz AND r.territories = string_to_array(x.territories, ' '))
                 """).run()
         }
-        let all = rows.map(bookID)
-        let after = try await snapshots(all, on: sql)
-        try await audit.record(.import, detail: String(file), table: "books", ids: all, before: before, after: after, on: sql)
-        return (created.count, updated.count)
+        return (rows.map(bookID), created.count, updated.count)
     }
 
     private struct NewID: Decodable { let id: Int }
-    private struct Snapshot: Decodable { let id: Int; let snapshot: String }
-
-    private static func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
-        guard !ids.isEmpty else { return [:] }
-        var out: [Int: String] = [:]
-        for row in try await sql.raw("""
-            SELECT t.id, (\(AdminResource.bookSnapshot))::text AS snapshot FROM books t WHERE t.id = ANY(\(bind: ids)::bigint[])
-            """).all(decoding: Snapshot.self) {
-            out[row.id] = row.snapshot
-        }
-        return out
-    }
 }

@@ -2,9 +2,9 @@ import SQLKit
 import Vapor
 
 /// Every statement the console sends about a resource's records: read one, save it (create and
-/// update alike, Django's `changeform_view`), delete it, change a batch — each write with its
-/// before/after snapshots and audit rows in the same transaction. Nested resources only ever
-/// touch the records of their parent.
+/// update alike, Django's `changeform_view`), delete it, change a batch — each write through
+/// `audited` (`ResourceStore+Audited.swift`), with its before/after snapshots and audit rows in
+/// the same transaction. Nested resources only ever touch the records of their parent.
 struct ResourceStore: Sendable {
     let resource: AdminResource
     let parentID: Int?
@@ -86,70 +86,42 @@ struct ResourceStore: Sendable {
         return FormValues(raw: raw, lists: try await resource.form.loadExtra?(id, sql) ?? [:])
     }
 
-    /// JSON snapshots of `ids` for the audit log.
-    func snapshots(_ ids: [Int], on sql: any SQLDatabase) async throws -> [Int: String] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await sql.select().column(Self.id)
-            .column(SQLAlias(SQLQueryString("(\(resource.detail.snapshot))::text"), as: SQLIdentifier("snapshot")))
-            .from(table).where(Self.id, .equal, SQLFunction("ANY", args: SQLBind(ids))).all(decoding: ResourceRows.Snapshot.self)
-        var result: [Int: String] = [:]
-        for row in rows { result[row.id] = row.snapshot }
-        return result
-    }
-
-    /// Creates (`id` nil) or updates a record from parsed `values`; its id and name, nil when
-    /// there is no such record to update.
+    /// Creates (`id` nil) or updates a record from parsed `values`, audited when its snapshot
+    /// changed; its id and name, nil when there is no such record to update.
     func save(_ id: Int?, _ values: FormValues, in transaction: any SQLDatabase, audit: AuditWriter) async throws -> (id: Int, name: String)? {
-        let before = id == nil ? [:] : try await snapshots([id!], on: transaction)
-        let saved: Int
-        if let id {
-            guard !before.isEmpty else { return nil }
-            let update = transaction.update(table)
-            for field in resource.form.storedFields { update.set(SQLIdentifier(field.name), to: values.bound(field)) }
-            guard try await scoped(update.where(Self.id, .equal, SQLBind(id))).returning(Self.id).first() != nil else { return nil }
-            saved = id
-        } else {
-            var columns = resource.form.storedFields.map(\.name)
-            var binds = resource.form.storedFields.map { values.bound($0) as any SQLExpression }
-            if let parent = resource.access.parent, let parentID {
-                columns.append(parent.column)
-                binds.append(SQLBind(parentID))
+        let written = try await audited(id == nil ? .create : .update, id.map { [$0] } ?? [], skippingUnchanged: true,
+                                        in: transaction, audit: audit) { transaction, before in
+            let saved: Int
+            if let id {
+                guard !before.isEmpty else { return [] }
+                let update = transaction.update(table)
+                for field in resource.form.storedFields { update.set(SQLIdentifier(field.name), to: values.bound(field)) }
+                guard try await scoped(update.where(Self.id, .equal, SQLBind(id))).returning(Self.id).first() != nil else { return [] }
+                saved = id
+            } else {
+                var columns = resource.form.storedFields.map(\.name)
+                var binds = resource.form.storedFields.map { values.bound($0) as any SQLExpression }
+                if let parent = resource.access.parent, let parentID {
+                    columns.append(parent.column)
+                    binds.append(SQLBind(parentID))
+                }
+                saved = try await transaction.insert(into: SQLIdentifier(resource.table)).columns(columns).values(binds)
+                    .returning("id").first(decoding: ResourceRows.ID.self)!.id
             }
-            saved = try await transaction.insert(into: SQLIdentifier(resource.table)).columns(columns).values(binds)
-                .returning("id").first(decoding: ResourceRows.ID.self)!.id
+            try await resource.form.afterSave?(saved, values, transaction)
+            return [saved]
         }
-        try await resource.form.afterSave?(saved, values, transaction)
-        let after = try await snapshots([saved], on: transaction)
-        if before[saved] != after[saved] {
-            try await audit.record(id == nil ? .create : .update, table: resource.table, ids: [saved], before: before, after: after, on: transaction)
-        }
+        guard let saved = written.first else { return nil }
         return (saved, try await displayName(saved, on: transaction) ?? "")
     }
 
     /// Deletes a record with its audit row; its name, nil when there is no such record.
     func delete(_ id: Int, in transaction: any SQLDatabase, audit: AuditWriter) async throws -> String? {
         guard let name = try await displayName(id, on: transaction) else { return nil }
-        let before = try await snapshots([id], on: transaction)
-        try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
-        try await audit.record(.delete, table: resource.table, ids: [id], before: before, after: [:], on: transaction)
+        try await audited(.delete, [id], in: transaction, audit: audit) { transaction, _ in
+            try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
+            return AuditedChange([id], after: [:])
+        }
         return name
-    }
-}
-
-/// A batch action's view of the store: it changes records and names what it changed; the
-/// before/after snapshots and the audit rows are taken here, for every action alike.
-struct BatchChange: Sendable {
-    let store: ResourceStore
-    let sql: any SQLDatabase
-    let audit: AuditWriter
-
-    /// Runs `change` on `ids`, which returns the ids it really changed; those are audited as `action`.
-    func audited(_ action: String, _ ids: [Int], change: @Sendable (any SQLDatabase) async throws -> [Int]) async throws -> [Int] {
-        let before = try await store.snapshots(ids, on: sql)
-        let changed = try await change(sql)
-        let after = try await store.snapshots(changed, on: sql)
-        // In id order: a statement returns rows in the order it found them, which moves as rows are rewritten.
-        try await audit.record(.batch, detail: action, table: store.resource.table, ids: changed.sorted(), before: before, after: after, on: sql)
-        return changed
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import SQLKit
 import Vapor
 
-/// The review workflow's statements. Each step is one conditional update on the row the caller
-/// locked; the trigger of `migrations/0034` holds the same rules for every other write path.
+/// The review workflow's statements. Each step is one conditional update on the locked row,
+/// audited through the books' `ResourceStore`; the trigger of `migrations/0034` holds the same
+/// rules for every other write path.
 enum ReviewQueries {
     struct State: Decodable {
         let id: Int
@@ -39,25 +40,26 @@ enum ReviewQueries {
         case giveBack(comment: String)
     }
 
-    private struct Snapshot: Decodable { let j: String }
+    /// What a review step's audit row keeps of the book.
+    static let snapshot: SQLFragment = "jsonb_build_object('review_state', t.review_state, 'review_comment', t.review_comment)"
 
-    /// Runs `step` on the book, locked first (the conditional update then reads what a concurrent
-    /// edit committed), with its audit row; false when its condition no longer holds.
+    /// Runs `step` on the book through the books' `ResourceStore.audited` — locked first (the
+    /// conditional update then reads what a concurrent edit committed), with its audit row; false
+    /// when its condition no longer holds.
     static func run(_ step: Step, _ id: Int, user: StaffUser, action: AuditAction, on sql: any SQLDatabase) async throws -> Bool {
-        guard let before = try await sql.raw("SELECT jsonb_build_object('review_state', review_state)::text AS j FROM books WHERE id = \(bind: id) FOR UPDATE")
-                .first(decoding: Snapshot.self) else { throw Abort(.notFound) }
-        do {
-            // A savepoint: the trigger's refusal leaves the transaction usable.
-            try await sql.raw("SAVEPOINT review_step").run()
-            guard try await sql.raw(statement(step, id, by: user.id)).first() != nil else { return false }
-        } catch let error where ConstraintViolation(error)?.constraint == "books_review_approver" {
-            try await sql.raw("ROLLBACK TO SAVEPOINT review_step").run()
-            return false   // the trigger's word on a path the condition did not cover
+        let changed = try await ResourceStore.books(sql).audited(action, [id], snapshot: snapshot, locking: true,
+                                                                 in: sql, audit: AuditWriter(staff: user)) { sql, before in
+            guard !before.isEmpty else { throw Abort(.notFound) }
+            do {
+                // A savepoint: the trigger's refusal leaves the transaction usable.
+                try await sql.raw("SAVEPOINT review_step").run()
+                return try await sql.raw(statement(step, id, by: user.id)).first() == nil ? [] : [id]
+            } catch let error where ConstraintViolation(error)?.constraint == "books_review_approver" {
+                try await sql.raw("ROLLBACK TO SAVEPOINT review_step").run()
+                return []   // the trigger's word on a path the condition did not cover
+            }
         }
-        let after = try await sql.raw("SELECT jsonb_build_object('review_state', review_state, 'review_comment', review_comment)::text AS j FROM books WHERE id = \(bind: id)")
-            .first(decoding: Snapshot.self)!
-        try await AuditWriter(staff: user).record(action, table: "books", ids: [id], before: [id: before.j], after: [id: after.j], on: sql)
-        return true
+        return !changed.isEmpty
     }
 
     private static func statement(_ step: Step, _ id: Int, by user: Int) -> SQLQueryString {
