@@ -12,6 +12,9 @@ import StorytimeKit
 ///     storytime add-child Ada --birth-year 2021 --avatar owl
 ///     storytime devices
 ///     storytime sign-out DEVICE_ID
+///     storytime family
+///     storytime invite grandma@example.com --role caregiver
+///     storytime accept 'http://localhost:8080/account/invitation?token=…'   (as the invited account)
 let usage = """
     usage: storytime search [WORDS…] [--age N] [--category SLUG] [--page N]
            storytime book ID
@@ -21,6 +24,7 @@ let usage = """
            storytime reset-password [LINK]                    (without LINK: mails one; with it: sets STORYTIME_NEW_PASSWORD)
            storytime children | add-child NAME [--birth-year YYYY] [--avatar KEY]
            storytime devices | sign-out DEVICE_ID | sign-out-everywhere
+           storytime family | invite EMAIL [--role parent|caregiver (default)] | accept LINK
     environment: STORYTIME_URL (default http://127.0.0.1:8080), STORYTIME_EMAIL, STORYTIME_PASSWORD
     """
 
@@ -138,6 +142,29 @@ do {
         try await signIn()
         try await client.signOutEverywhere()
         print("Every device signed out.")
+    case "family":
+        try await signIn()
+        let family = try await client.family()
+        print("family \(family.id) (you are a \(family.role.rawValue))")
+        for member in family.members {
+            let answers = member.role == .caregiver && member.mayAnswerRequests ? ", answers requests" : ""
+            print("\(member.accountId)\t\(member.email)\t\(member.role.rawValue)\(answers)")
+        }
+        for invitation in family.invitations {
+            print("invited\t\(invitation.email)\t\(invitation.role.rawValue)\tuntil \(invitation.expiresAt.formatted(.iso8601))")
+        }
+        for child in family.children { print("child\t\(child.id)\t\(child.name)") }
+    case "invite":
+        guard let email = invocation.words.first else { fail(usage) }
+        guard let role = FamilyRole(rawValue: invocation.options["role"] ?? "caregiver") else { fail("--role is parent or caregiver") }
+        try await signIn()
+        let invitation = try await client.invite(email: email, role: role)
+        print("Invited \(invitation.email) as a \(invitation.role.rawValue): the link works once, until \(invitation.expiresAt.formatted(.iso8601)).")
+    case "accept":
+        guard let link = invocation.words.first else { fail(usage) }
+        try await signIn()
+        let family = try await client.accept(token: link)
+        print("You joined family \(family.id) as a \(family.role.rawValue); its children: \(family.children.map(\.name).joined(separator: ", "))")
     default:
         fail(usage)
     }

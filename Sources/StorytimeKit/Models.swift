@@ -33,6 +33,11 @@ public typealias BookRequest = Components.Schemas.BookRequest
 public typealias BookRequestPage = Components.Schemas.BookRequestPage
 public typealias BookRequestApproval = Components.Schemas.Approval
 public typealias DayLimits = Components.Schemas.DayLimits
+public typealias Family = Components.Schemas.Family
+public typealias FamilyMember = Components.Schemas.FamilyMember
+public typealias FamilyInvitation = Components.Schemas.FamilyInvitation
+/// A member's role in a family: `.parent` (everything) or `.caregiver` (reads, plays, grants).
+public typealias FamilyRole = Components.Schemas.FamilyRole
 
 public typealias BookSort = Operations.ListBooks.Input.Query.SortPayload
 public typealias LibrarySort = Operations.ListLibrary.Input.Query.SortPayload

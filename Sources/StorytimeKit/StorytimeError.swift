@@ -15,6 +15,9 @@ public enum StorytimeError: Error, Sendable, Equatable {
     case notFound(detail: String)
     /// 409 `duplicate`: already in the library.
     case duplicate(detail: String)
+    /// Any other 409, by its code: `last_parent`, `only_member`, `already_a_member`,
+    /// `already_in_a_family`, `family_full`, `request_decided`, `email_taken`, …
+    case conflict(code: String, detail: String)
     /// 422, e.g. `rights_unavailable`.
     case unprocessable(code: String, detail: String)
     /// 429: too many attempts; `retryAfter` in seconds.
@@ -32,7 +35,7 @@ public enum StorytimeError: Error, Sendable, Equatable {
     public var code: String {
         switch self {
         case .invalidParameter(let code, _, _), .unauthorized(let code, _), .forbidden(let code, _, _),
-             .unprocessable(let code, _), .server(_, let code, _):
+             .unprocessable(let code, _), .conflict(let code, _), .server(_, let code, _):
             return code
         case .notFound: return "not_found"
         case .duplicate: return "duplicate"
@@ -41,6 +44,12 @@ public enum StorytimeError: Error, Sendable, Equatable {
         case .notSignedIn: return "not_signed_in"
         case .transport: return "transport"
         }
+    }
+
+    /// A caregiver asked for a change only a parent of the family may make (403 `parent_role_required`).
+    public var requiresParentRole: Bool {
+        if case .forbidden("parent_role_required", _, _) = self { return true }
+        return false
     }
 
     /// Why the child's family controls refused, when they did.
@@ -72,7 +81,7 @@ public enum StorytimeError: Error, Sendable, Equatable {
         case 401: self = .unauthorized(code: code, detail: detail)
         case 403: self = .forbidden(code: code, detail: detail, retryAfter: retryAfter)
         case 404: self = .notFound(detail: detail)
-        case 409: self = .duplicate(detail: detail)
+        case 409: self = code == "duplicate" ? .duplicate(detail: detail) : .conflict(code: code, detail: detail)
         case 422: self = .unprocessable(code: code, detail: detail)
         case 429: self = .tooManyRequests(detail: detail, retryAfter: retryAfter)
         case 503: self = .unavailable(detail: detail, retryAfter: retryAfter)
