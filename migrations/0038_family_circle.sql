@@ -115,6 +115,9 @@ CREATE OR REPLACE FUNCTION storytime_member_gone() RETURNS trigger LANGUAGE plpg
 DECLARE
     family bigint;
 BEGIN
+    -- What a member invited ends with their membership.
+    UPDATE family_invitations SET revoked_at = now()
+     WHERE family_id = OLD.family_id AND invited_by = OLD.account_id AND accepted_at IS NULL AND revoked_at IS NULL;
     IF EXISTS (SELECT 1 FROM parents WHERE id = OLD.account_id)
        AND NOT EXISTS (SELECT 1 FROM family_members WHERE account_id = OLD.account_id) THEN
         INSERT INTO families DEFAULT VALUES RETURNING id INTO family;
@@ -135,10 +138,16 @@ BEGIN
 END $$;
 CREATE TRIGGER family_members_gone AFTER DELETE ON family_members FOR EACH ROW EXECUTE FUNCTION storytime_member_gone();
 
--- A member moved to another family or demoted: the family it left keeps a parent, and a family
--- left with nobody (the member's own, emptied by joining another) goes.
+-- A member moved to another family or demoted: the invitations they sent as a parent end, the
+-- family it left keeps a parent, and a family left with nobody (the member's own, emptied by
+-- joining another) goes.
 CREATE OR REPLACE FUNCTION storytime_member_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- A parent no longer a parent of this family: the invitations they sent end (only parents invite).
+    IF OLD.role = 'parent' AND (NEW.role <> 'parent' OR NEW.family_id <> OLD.family_id) THEN
+        UPDATE family_invitations SET revoked_at = now()
+         WHERE family_id = OLD.family_id AND invited_by = OLD.account_id AND accepted_at IS NULL AND revoked_at IS NULL;
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM family_members WHERE family_id = OLD.family_id) THEN
         DELETE FROM families WHERE id = OLD.family_id;
     ELSIF NOT EXISTS (SELECT 1 FROM family_members WHERE family_id = OLD.family_id AND role = 'parent') THEN

@@ -16,7 +16,8 @@ import Vapor
 /// the header and get the route's own answer.
 ///
 /// Not kept: 5xx answers and errors (the retry runs again), refusals of the credential (any 401,
-/// the 403 `parent_only`: the same key may serve the request once it is allowed), and answers
+/// the 403s `parent_only` and `parent_role_required`: the same key may serve the request once it
+/// is allowed — a caregiver made a parent retries with it), and answers
 /// marked `no-store` (they carry tokens, which are never stored: a retried pairing pairs again).
 struct IdempotencyMiddleware: Middleware {
     static let lifetime: TimeInterval = 24 * 3600
@@ -89,12 +90,13 @@ struct IdempotencyMiddleware: Middleware {
         return Credential(parent: parent, subject: token.childID.map { "child_device:\(token.deviceID ?? 0):\($0)" } ?? "parent")
     }
 
-    /// A refusal of the credential rather than an answer to the request: any 401, the 403 `parent_only`.
+    /// A refusal of the credential rather than an answer to the request: any 401, the 403s
+    /// `parent_only` and `parent_role_required`.
     static func isRefusal(_ response: Response) -> Bool {
         if response.status == .unauthorized { return true }
         guard response.status == .forbidden, let buffer = response.body.buffer,
               let problem = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else { return false }
-        return problem["code"] as? String == "parent_only"
+        return ["parent_only", "parent_role_required"].contains(problem["code"] as? String)
     }
 
     /// What a retry must repeat: the method, the path with its query, and the body.
