@@ -53,7 +53,10 @@ enum FamilyInvitations {
         let id = try req.pathID("invitation_id", missing: "No such invitation.")
         let me = try req.parentID
         try await req.transaction { sql in
-            guard let mine = try await FamilyQueries.membership(of: me, on: sql), mine.role == .parent else { throw Problem.parentRoleRequired }
+            // The family first, then the invitation (the order an accept takes: no deadlock with one).
+            guard let current = try await FamilyQueries.membership(of: me, on: sql),
+                  let mine = try await FamilyQueries.lock([current.familyId], member: me, on: sql) else { throw Problem.unauthorized }
+            guard mine.role == .parent else { throw Problem.parentRoleRequired }
             guard try await FamilyQueries.revoke(invitation: id, family: mine.familyId, on: sql) else { throw Problem.notFound("No such invitation.") }
             try await FamilyQueries.audit(me, family: mine.familyId, "family.invitation_revoke", ["invitation_id": String(id)], on: sql)
         }
@@ -67,14 +70,17 @@ enum FamilyInvitations {
 
     /// `POST /family/invitations/accept {token}`: the caller joins the inviting family with the
     /// invited role. Their own family must hold nothing else (no children, no other members); it
-    /// goes. The invitation is locked first, then both families in id order: two accepts of one
-    /// token, or an accept racing a removal, are decided once.
+    /// goes. Both families are locked in id order, then the invitation — the order inviting and
+    /// deleting an account take too (families, then invitations), so none of them deadlock: two
+    /// accepts of one token, or an accept racing a removal, a re-invitation or the inviter's
+    /// account deletion, are decided once.
     @Sendable
     static func accept(req: Request) async throws -> ItemDTO<FamilyDTO> {
         let token = try JSONBody(req).string("token", maxLength: 200)
         let me = try req.parentID
+        let hash = RefreshSecret.hash(token)
         try await req.transaction { sql in
-            guard let invitation = try await FamilyQueries.pendingInvitation(tokenHash: RefreshSecret.hash(token), lock: true, on: sql) else {
+            guard let invitation = try await FamilyQueries.pendingInvitation(tokenHash: hash, lock: false, on: sql) else {
                 throw Problem.invalidBodyToken
             }
             guard let account = try await AccountQueries.me(parent: me, on: sql) else { throw Problem.unauthorized }
@@ -85,6 +91,10 @@ enum FamilyInvitations {
             guard account.email.lowercased() == invitation.email.lowercased() else { throw addressMismatch }
             guard let current = try await FamilyQueries.membership(of: me, on: sql),
                   let mine = try await FamilyQueries.lock([current.familyId, invitation.familyId], member: me, on: sql) else { throw Problem.unauthorized }
+            // Still pending now that its family is locked (not used, revoked or replaced meanwhile).
+            guard try await FamilyQueries.pendingInvitation(tokenHash: hash, lock: true, on: sql)?.id == invitation.id else {
+                throw Problem.invalidBodyToken
+            }
             if mine.familyId == invitation.familyId {
                 throw Problem(status: .conflict, code: "already_a_member", detail: "You are already a member of this family.")
             }
