@@ -10,7 +10,7 @@ fi
 python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check 'selenium>=4.10' 2>&1 | grep -v "Running pip as the 'root'" || true
 
 . tests/lib.bash
-db=st_e2e
+db=${STORYTIME_E2E_DB:-st_e2e}
 export JWT_SECRET=e2e-jwt-secret-0123456789abcdefghijkl SESSION_SECRET=e2e-session-secret-0123456789abcdefghij
 fresh_database $db
 $app seed categories >/dev/null
@@ -18,6 +18,8 @@ $app staff create --email editor@e2e.test --password 'editor password' --role ed
 $app staff create --email viewer@e2e.test --password 'viewer password' --role viewer >/dev/null
 $app staff create --email reviewer@e2e.test --password 'reviewer password' --role editor >/dev/null
 $app staff create --email admin@e2e.test --password 'admin password' --role admin >/dev/null
+# The accessibility sweep's own admin (tests/e2e/test_accessibility.py enrols its second factor).
+$app staff create --email sweep@e2e.test --password 'sweep password' --role admin >/dev/null
 $app parent create --email parent@e2e.test --password 'parent password' --child Ada >/dev/null
 scripts/db.sh psql -d $db -q <<'SQL'
 INSERT INTO books (title, author, status, age_min, age_max) VALUES
@@ -56,20 +58,23 @@ export STORYTIME_AXE="$PWD/$axe_dir/axe.min.js"
 # The tests whose name says `review` run against the app restarted with review before live
 # (`CONSOLE_REVIEW=on`: then a live book's content, categories and cover change only through
 # review, which the others' edits of live books are not about); the rest as deployed by default.
+# STORYTIME_E2E_ONLY=word runs only the tests whose name contains it (while working on them).
 e2e_tests() {
-    python3 - "$1" <<'PY'
+    python3 - "$1" "${STORYTIME_E2E_ONLY:-}" <<'PY'
 import sys, unittest
 sys.path.insert(0, "tests/e2e")
-import test_console
-names = unittest.defaultTestLoader.getTestCaseNames(test_console.ConsoleTest)
-print(" ".join("test_console.ConsoleTest." + n for n in names if ("review" in n) == (sys.argv[1] == "review")))
+import test_console, test_accessibility
+names = [(m.__name__ + "." + c.__name__, n) for m, c in ((test_console, test_console.ConsoleTest),
+         (test_accessibility, test_accessibility.AccessibilityTest)) for n in unittest.defaultTestLoader.getTestCaseNames(c)]
+print(" ".join(c + "." + n for c, n in names if ("review" in n) == (sys.argv[1] == "review") and sys.argv[2] in c + "." + n))
 PY
 }
 run_e2e() {
     export STORYTIME_URL="http://127.0.0.1:$port" STORYTIME_E2E_COVER="$cover"
     local names
     names=$(e2e_tests "$1")
-    [ -n "$names" ] || { echo "e2e: no $1 tests found" >&2; return 1; }
+    [ -n "$names" ] || [ -n "${STORYTIME_E2E_ONLY:-}" ] || { echo "e2e: no $1 tests found" >&2; return 1; }
+    [ -n "$names" ] || return 0
     (cd tests/e2e && python3 -m unittest -v $names)
 }
 

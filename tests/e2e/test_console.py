@@ -41,7 +41,9 @@ def api(path, token=None, body=None):
         return json.load(response)
 
 
-class ConsoleTest(unittest.TestCase):
+class ConsoleCase(unittest.TestCase):
+    """A browser shared by a class's tests, and the steps they all take."""
+
     @classmethod
     def setUpClass(cls):
         cls.driver = browser()
@@ -90,6 +92,8 @@ class ConsoleTest(unittest.TestCase):
         self.fill("field-display_order", "90")
         self.submit(d.find_element(By.XPATH, "//button[text()='Save']"))
 
+
+class ConsoleTest(ConsoleCase):
     def test_1_category_assignment_by_checkbox_and_batch_reaches_the_parent_api(self):
         d = self.driver
         self.sign_in("editor@e2e.test", "editor password")
@@ -452,8 +456,14 @@ class ConsoleTest(unittest.TestCase):
         field = d.find_element(By.ID, "palette-q")
         WebDriverWait(d, 5).until(lambda _: d.switch_to.active_element == field)
         field.send_keys("alpha")
-        WebDriverWait(d, 5).until(lambda _: d.find_elements(By.CSS_SELECTOR, "#palette-results a[aria-selected=true]"))
+        WebDriverWait(d, 5).until(lambda _: d.find_elements(By.CSS_SELECTOR, "#palette-results [role=option][aria-selected=true]"))
         self.assertIn("E2E Alpha", d.find_element(By.ID, "palette-results").text)
+        # the combobox pattern: the field names the option the arrows are on, and says it is open
+        self.assertEqual("true", field.get_attribute("aria-expanded"))
+        first = d.find_element(By.CSS_SELECTOR, "#palette-results [role=option][aria-selected=true]")
+        self.assertEqual(first.get_attribute("id"), field.get_attribute("aria-activedescendant"))
+        field.send_keys(Keys.ARROW_DOWN, Keys.ARROW_UP)
+        self.assertEqual(first.get_attribute("id"), field.get_attribute("aria-activedescendant"))
         self.driver.execute_script("window.__previousPage = true")
         field.send_keys(Keys.ENTER)
         self.wait_for_new_page()

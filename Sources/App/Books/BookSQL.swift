@@ -29,11 +29,11 @@ enum BookSQL {
             """)
     }
 
-    /// The schedule for people: "Live from … until …" (UTC), "With its rights: …", or "None".
+    /// The schedule for people: "Live from … until …" (UTC), "With its rights: …", or "Not scheduled".
     static func scheduleText(_ book: StaticString) -> SQLFragment {
         SQLFragment(trusted: """
             (CASE WHEN \(book).auto_publish THEN 'With its rights: ' ELSE '' END) || \
-            CASE WHEN \(book).live_from IS NULL AND \(book).live_until IS NULL THEN CASE WHEN \(book).auto_publish THEN 'no window, no end' ELSE 'None' END \
+            CASE WHEN \(book).live_from IS NULL AND \(book).live_until IS NULL THEN CASE WHEN \(book).auto_publish THEN 'no window, no end' ELSE 'Not scheduled' END \
             WHEN \(book).live_from = 'infinity' THEN 'no rights window yet' \
             ELSE COALESCE('live from ' || to_char(\(book).live_from AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), 'live now') \
             || COALESCE(' until ' || to_char(\(book).live_until AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), '') || ' (UTC)' END

@@ -8,7 +8,9 @@ struct LayoutView: Encodable {
     let user: String?
     let role: String?
     let canEdit: Bool
-    let nav: [NavItem]
+    /// The sidebar (`Navigation.swift`): the dashboard, then the groups of sections.
+    let home: NavItem
+    let groups: [NavGroup]
     let flash: [String]
     let csrfToken: String
     let paths = Paths()
@@ -43,7 +45,7 @@ struct LayoutView: Encodable {
         self.user = user?.email
         self.role = user?.role.rawValue
         self.canEdit = user?.canEdit ?? false
-        nav = Self.navigation(for: user, section: section)
+        (home, groups) = Self.sidebar(for: user, section: section, path: req.url.path)
         flash = req.adminSession.takeFlash()
         csrfToken = req.adminSession.csrfToken
         theme = user?.theme ?? "auto"
@@ -51,20 +53,6 @@ struct LayoutView: Encodable {
         otherThemeLabel = theme == "dark" ? "Light mode" : "Dark mode"
         // The path only: a page's query can hold anything a link put there.
         back = ConsolePath.validated(req.url.path, under: AdminPath.dashboard) ?? AdminPath.dashboard
-    }
-
-    /// The sections `user` may open: the registry's resources (staff ones for admins only), the
-    /// reports and the audit log after the catalog's, and staff last.
-    static func navigation(for user: StaffUser?, section: String = "") -> [NavItem] {
-        let resources = ResourceRegistry.navigation.filter { !$0.access.requiresAdmin || user?.isAdmin == true }
-        let items: [(String, String, String)] = [("Dashboard", AdminPath.dashboard, "dashboard")]
-            + resources.filter { !$0.access.requiresAdmin }.map { ($0.plural, AdminPath.list($0.slug), $0.slug) }
-            + [("Review queue", AdminPath.reviews, "reviews"), ("Preview", AdminPath.preview, "preview"), ("Rights calendar", AdminPath.rightsCalendar, "rights"), ("Most played", AdminPath.playsReport, "reports"),
-               ("Searches that found nothing", AdminPath.searchMissesReport, "searches"),
-               ("Audit log", AdminPath.audit, "audit")]
-            + resources.filter(\.access.requiresAdmin).map { ($0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
-            + (user?.isAdmin == true ? [("Outbox", AdminPath.outbox, "outbox")] : [])
-        return items.map { NavItem(label: $0.0, href: $0.1, current: $0.2 == section) }
     }
 }
 
@@ -120,7 +108,8 @@ struct BatchView: Encodable {
     let targets: [TargetView]
     let matchingLabel: String?
     let matchingQuery: String
-    struct TargetView: Encodable { let action: String; let label: String; let options: [OptionView] }
+    /// The choice an action needs (a category, a status), labelled with the action's own label.
+    struct TargetView: Encodable { let action: String; let actionLabel: String; let label: String; let options: [OptionView] }
 }
 
 struct ListPage: Encodable {

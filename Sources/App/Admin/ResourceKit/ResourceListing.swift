@@ -77,7 +77,7 @@ struct ResourceListing {
         var targets: [BatchView.TargetView] = []
         for action in resource.list.batchActions {
             if let kind = action.target, let options = try await lookups.choices(kind) {
-                targets.append(.init(action: action.name, label: action.targetLabel ?? "Target",
+                targets.append(.init(action: action.name, actionLabel: action.label, label: action.targetLabel ?? "Target",
                                      options: ([Choice(value: "", label: "Choose…")] + options).map { OptionView(value: $0.value, label: $0.label, selected: false) }))
             }
         }

@@ -35,7 +35,7 @@ extension AdminResource {
             }
             return "\(books(changed.count)) changed to \(status)."
         },
-        AdminBatchAction(name: "shift_rights_end", label: "Extend or shorten rights", target: .choices(rightsShifts), targetLabel: "By") { ids, target, batch in
+        AdminBatchAction(name: "shift_rights_end", label: "Extend or shorten rights", target: .choices(rightsShifts), targetLabel: "Days") { ids, target, batch in
             guard let days = target.flatMap(Int.init), rightsShifts.contains(where: { $0.value == target }) else { return "Choose by how many days." }
             // The window that ends last; an open-ended one has nothing to move, and an end may not
             // come before its window's start.
