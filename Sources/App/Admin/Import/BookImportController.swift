@@ -171,7 +171,7 @@ struct BookImportController: RouteCollection {
         let page = MappingPage(layout: LayoutView(req, title: "Import books: \(stored.filename)", section: "books"), filename: stored.filename,
                                rowCount: max(0, stored.rows.count - 1), action: AdminPath.path("books", "import", String(stored.id)),
                                targets: targets, dryRun: dryRun, hidden: hidden, runAction: AdminPath.path("books", "import", String(stored.id), "run"),
-                               importedAt: stored.importedAt.map { ISO8601DateFormatter().string(from: $0) })
+                               importedAt: stored.importedAt.map(StaffTime(req.adminSession.user).format))
         return try await req.view.render("import_map", page)
     }
 

@@ -48,8 +48,9 @@ struct DashboardController: RouteCollection {
         } else {
             booksText = (try await DashboardQueries.bookCount(on: sql)).formatted()
         }
-        let starting = Self.items(try await DashboardQueries.starting(on: sql))
-        let ending = Self.items(try await DashboardQueries.ending(on: sql))
+        let time = StaffTime(req.adminSession.user)
+        let starting = try await DashboardQueries.starting(on: sql).map { Item(title: $0.title, href: AdminPath.record("books", $0.id), detail: "starts " + time.format($0.at)) }
+        let ending = try await DashboardQueries.ending(on: sql).map { Item(title: $0.title, href: AdminPath.record("books", $0.id), detail: "ends " + time.format($0.at)) }
         let problems = try await cachedProblems(req)
         let page = Page(
             layout: LayoutView(req, title: "Dashboard", section: "dashboard"),

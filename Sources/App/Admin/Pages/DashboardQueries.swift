@@ -23,22 +23,25 @@ enum DashboardQueries {
     /// A book of a panel: its id, title and what is said of it.
     struct Item: Decodable, Sendable { let id: Int; let title: String; let detail: String }
 
+    /// A rights window's book and the instant it starts or ends (shown in the staff member's zone).
+    struct WindowItem: Decodable, Sendable { let id: Int; let title: String; let at: Date }
+
     /// Rights windows starting in the next 30 days, soonest first.
-    static func starting(on sql: any SQLDatabase) async throws -> [Item] {
+    static func starting(on sql: any SQLDatabase) async throws -> [WindowItem] {
         try await sql.raw("""
-            SELECT b.id, b.title, 'starts ' || to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
+            SELECT b.id, b.title, r.starts_at AS at
               FROM rights_windows r JOIN books b ON b.id = r.book_id
              WHERE r.starts_at > now() AND r.starts_at <= now() + interval '30 days' ORDER BY r.starts_at, r.id LIMIT 5
-            """).all(decoding: Item.self)
+            """).all(decoding: WindowItem.self)
     }
 
     /// Rights windows ending in the next 30 days, soonest first.
-    static func ending(on sql: any SQLDatabase) async throws -> [Item] {
+    static func ending(on sql: any SQLDatabase) async throws -> [WindowItem] {
         try await sql.raw("""
-            SELECT b.id, b.title, 'ends ' || to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS detail
+            SELECT b.id, b.title, r.ends_at AS at
               FROM rights_windows r JOIN books b ON b.id = r.book_id
              WHERE r.ends_at > now() AND r.ends_at <= now() + interval '30 days' ORDER BY r.ends_at, r.id LIMIT 5
-            """).all(decoding: Item.self)
+            """).all(decoding: WindowItem.self)
     }
 
     private static let noVideoCondition: SQLQueryString = "b.status = 'active' AND NOT EXISTS (SELECT 1 FROM video_assets v WHERE v.book_id = b.id AND v.status = 'ready')"

@@ -13,7 +13,7 @@ extension AdminResource {
                      query: { id in "SELECT v.id, v.status, \(BookSQL.readyDuration("v"))::text AS duration, CASE WHEN v.has_captions THEN 'Yes' ELSE 'No' END AS captions FROM video_assets v WHERE v.book_id = \(bind: id)" },
                      rowLink: { _, videoID in AdminPath.record("video_assets", videoID) }, emptyText: "No video asset."),
         AdminRelated(title: "Rights windows",
-                     columns: [AdminColumn("starts_at", "Starts"), AdminColumn("ends_at", "Ends"), AdminColumn("where", "Where"),
+                     columns: [AdminColumn("starts_at", "Starts (UTC)"), AdminColumn("ends_at", "Ends (UTC)"), AdminColumn("where", "Where"),
                                AdminColumn("state", "State", format: .badge)],
                      query: { id in """
                         SELECT r.id, to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS starts_at,
