@@ -68,7 +68,7 @@ enum PlayAllowance {
     /// Takes the child's row lock (the one the play's own trigger takes) for the transaction: the
     /// allowance check and the insert of one child's plays are serialized. False: not the parent's child.
     static func lockChild(_ child: Int, parent: Int, on sql: any SQLDatabase) async throws -> Bool {
-        try await sql.raw("SELECT id FROM children WHERE id = \(bind: child) AND parent_id = \(bind: parent) FOR NO KEY UPDATE").first() != nil
+        try await sql.raw("SELECT id FROM children WHERE id = \(bind: child) AND family_id = \(FamilyRole.family(of: parent)) FOR NO KEY UPDATE").first() != nil
     }
 
     private static func retryAfter(_ until: Date, now: Date) -> HTTPHeaders {
