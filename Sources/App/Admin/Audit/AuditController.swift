@@ -49,10 +49,12 @@ struct AuditController: RouteCollection {
                                          staffID: staffID, table: table, record: record)
         let rows = try await AuditQueries.entries(filter, limit: Self.perPage + 1, offset: (page - 1) * Self.perPage, on: req.sql)
         let staffUser = try req.staff
+        // One format for times, in the staff member's zone (the zone named after the time).
+        let time = StaffTime(staffUser)
         let entries = rows.prefix(Self.perPage).map { row -> Entry in
             let table = row.tableName, id = row.recordId
             let revertible = AuditRevert.tables.contains(table) && staffUser.canEdit && row.kind.revertible
-            return Entry(when: row.at, who: staffUser.name(ofStaff: row.staffUserId, email: row.staffEmail),
+            return Entry(when: time.format(row.at) + " " + time.abbreviation, who: staffUser.name(ofStaff: row.staffUserId, email: row.staffEmail),
                          action: row.action,
                          record: "\(table) #\(id.map(String.init) ?? "?")",
                          recordURL: id.flatMap { Self.recordURL(table: table, id: $0) },

@@ -15,7 +15,7 @@ enum AuditQueries {
 
     struct Row: Decodable {
         let id: Int
-        let at: String
+        let at: Date
         let staffUserId: Int?
         let staffEmail: String
         let kind: AuditAction
@@ -35,7 +35,7 @@ enum AuditQueries {
         if let record = filter.record { conditions.append("a.record_id = \(bind: record)") }
         let select = sql.select()
             .column(SQLColumn("id", table: "a"))
-            .column(SQLAlias(SQLQueryString("to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"), as: SQLIdentifier("at")))
+            .column(SQLAlias(SQLColumn("created_at", table: "a"), as: SQLIdentifier("at")))
             .columns(["staff_user_id", "staff_email", "kind", "action", "table_name", "record_id"].map { SQLColumn($0, table: "a") })
             .column(SQLAlias(SQLQueryString("a.before::text"), as: SQLIdentifier("before")))
             .column(SQLAlias(SQLQueryString("a.after::text"), as: SQLIdentifier("after")))

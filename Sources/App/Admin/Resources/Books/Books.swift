@@ -82,7 +82,9 @@ extension AdminResource {
                 AdminColumn("review", "Review", sql: "COALESCE(t.review_state, 'not submitted')", format: .badge),
                 AdminColumn("ages", "Ages", sql: "t.age_min || '–' || t.age_max"),
                 AdminColumn("language", "Language"), AdminColumn("publisher", "Publisher", sql: "p.name"),
-                AdminColumn("cover_image_url", "Cover image URL"),
+                // The URL families see only while no cover is uploaded: beside an uploaded cover it says so.
+                AdminColumn("cover_image_url", "Cover image URL",
+                            sql: "CASE WHEN EXISTS (SELECT 1 FROM book_covers bcu WHERE bcu.book_id = t.id) AND t.cover_image_url IS NOT NULL THEN 'Not used: the uploaded cover replaces it' ELSE t.cover_image_url END"),
                 AdminColumn("video_status", "Video", sql: "COALESCE(v.status, 'no video asset')", format: .badge),
                 AdminColumn("duration", "Duration", sql: BookSQL.readyDuration("v"), format: .duration),
                 AdminColumn("captions", "Captions", sql: "COALESCE(v.has_captions, false)", format: .boolean),
