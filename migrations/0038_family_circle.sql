@@ -149,6 +149,9 @@ BEGIN
          WHERE family_id = OLD.family_id AND invited_by = OLD.account_id AND accepted_at IS NULL AND revoked_at IS NULL;
     END IF;
     IF NOT EXISTS (SELECT 1 FROM family_members WHERE family_id = OLD.family_id) THEN
+        -- The member's own record (password, address, settings) moves with them, not away with
+        -- the emptied family.
+        UPDATE parent_audit_log SET family_id = NEW.family_id WHERE family_id = OLD.family_id;
         DELETE FROM families WHERE id = OLD.family_id;
     ELSIF NOT EXISTS (SELECT 1 FROM family_members WHERE family_id = OLD.family_id AND role = 'parent') THEN
         RAISE EXCEPTION 'a family keeps at least one parent' USING ERRCODE = 'check_violation',
@@ -161,6 +164,11 @@ CREATE TRIGGER family_members_changed AFTER UPDATE OF family_id, role ON family_
     EXECUTE FUNCTION storytime_member_changed();
 
 -- Who organizes a family (its parent of longest standing) decides its children's country: a
--- change of members or roles moves the countries' version, as a change of country does.
-CREATE TRIGGER family_members_country_version AFTER INSERT OR UPDATE OR DELETE ON family_members
+-- change of members or roles moves the countries' version, as a change of country does. And
+-- instances keep each child's catalog scope per account that asked (`ChildScopes`), valid while
+-- the controls' version stays: a member moved, demoted or removed moves it, so nobody keeps
+-- browsing as a child of a family they left. (A new account's own family needs neither.)
+CREATE TRIGGER family_members_country_version AFTER UPDATE OR DELETE ON family_members
     FOR EACH STATEMENT EXECUTE FUNCTION storytime_bump_countries_version();
+CREATE TRIGGER family_members_controls_version AFTER UPDATE OR DELETE ON family_members
+    FOR EACH STATEMENT EXECUTE FUNCTION storytime_bump_controls_version();

@@ -33,12 +33,15 @@ enum ChildrenQueries {
             throw Problem(status: .forbidden, code: "email_unverified",
                           detail: "Confirm your email address first: follow the link we mailed you (or ask for a new one).")
         }
-        try await sql.raw("SELECT id FROM families WHERE id = \(FamilyRole.family(of: parent)) FOR NO KEY UPDATE").run()
+        // The role is read again under the family's lock: the route's check ran before it, and an
+        // account joining another family as a caregiver meanwhile adds no child to either.
+        guard let current = try await FamilyQueries.membership(of: parent, on: sql),
+              let member = try await FamilyQueries.lock([current.familyId], member: parent, on: sql) else { throw Problem.unauthorized }
+        guard member.role == .parent else { throw Problem.parentRoleRequired }
         return try await sql.raw("""
             INSERT INTO children (family_id, added_by, name, birth_year, avatar)
-            SELECT f.id, \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
-              FROM families f WHERE f.id = \(FamilyRole.family(of: parent))
-               AND (SELECT count(*) FROM children WHERE family_id = f.id) < \(bind: limit)
+            SELECT \(bind: member.familyId), \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)
+             WHERE (SELECT count(*) FROM children WHERE family_id = \(bind: member.familyId)) < \(bind: limit)
             RETURNING id
             """).first(decoding: Added.self)?.id
     }
