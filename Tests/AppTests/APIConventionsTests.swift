@@ -209,6 +209,10 @@ struct RateLimitAndCursorTests {
           .app(adjust: { $0.rateLimitRequests = 5; $0.rateLimitWindow = 3600 }))
     func rateLimit() async throws {
         let app = try app()
+        // The windows are aligned on the clock: start well inside one, not minutes before the hour
+        // (a run crossing it started a fresh budget halfway).
+        let into = app.appServices.clock.now().timeIntervalSince1970.truncatingRemainder(dividingBy: 3600)
+        if into > 3000 { app.appServices.clock.advance(by: 3600 - into + 60) }
         let parent = try await app.makeParent()   // its sign-in spent one of its address's 5
         let other = try await app.makeParent()
         var remaining: [String] = []
