@@ -35,9 +35,7 @@ enum ChildrenQueries {
         }
         // The role is read again under the family's lock: the route's check ran before it, and an
         // account joining another family as a caregiver meanwhile adds no child to either.
-        guard let current = try await FamilyQueries.membership(of: parent, on: sql),
-              let member = try await FamilyQueries.lock([current.familyId], member: parent, on: sql) else { throw Problem.unauthorized }
-        guard member.role == .parent else { throw Problem.parentRoleRequired }
+        let member = try await FamilyQueries.lockOwn(parent, parentOnly: true, on: sql)
         return try await sql.raw("""
             INSERT INTO children (family_id, added_by, name, birth_year, avatar)
             SELECT \(bind: member.familyId), \(bind: parent), \(bind: name), \(bind: birthYear), \(bind: avatar)

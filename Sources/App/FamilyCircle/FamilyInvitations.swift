@@ -23,9 +23,7 @@ enum FamilyInvitations {
         let secret = RefreshSecret.make()
         let base = req.application.settings.publicBaseURL
         let invitation = try await req.transaction { sql -> FamilyInvitationDTO in
-            guard let current = try await FamilyQueries.membership(of: me, on: sql),
-                  let mine = try await FamilyQueries.lock([current.familyId], member: me, on: sql) else { throw Problem.unauthorized }
-            guard mine.role == .parent else { throw Problem.parentRoleRequired }
+            let mine = try await FamilyQueries.lockOwn(me, parentOnly: true, on: sql)
             let members = try await FamilyQueries.members(of: mine.familyId, on: sql)
             if members.contains(where: { $0.email.lowercased() == email.lowercased() }) {
                 throw Problem(status: .conflict, code: "already_a_member", detail: "\(email) is already a member of your family.", field: "email")
@@ -54,9 +52,7 @@ enum FamilyInvitations {
         let me = try req.parentID
         try await req.transaction { sql in
             // The family first, then the invitation (the order an accept takes: no deadlock with one).
-            guard let current = try await FamilyQueries.membership(of: me, on: sql),
-                  let mine = try await FamilyQueries.lock([current.familyId], member: me, on: sql) else { throw Problem.unauthorized }
-            guard mine.role == .parent else { throw Problem.parentRoleRequired }
+            let mine = try await FamilyQueries.lockOwn(me, parentOnly: true, on: sql)
             guard try await FamilyQueries.revoke(invitation: id, family: mine.familyId, on: sql) else { throw Problem.notFound("No such invitation.") }
             try await FamilyQueries.audit(me, family: mine.familyId, "family.invitation_revoke", ["invitation_id": String(id)], on: sql)
         }
@@ -89,8 +85,7 @@ enum FamilyInvitations {
                               detail: "Confirm your email address first: follow the link we mailed you (or ask for a new one).")
             }
             guard account.email.lowercased() == invitation.email.lowercased() else { throw addressMismatch }
-            guard let current = try await FamilyQueries.membership(of: me, on: sql),
-                  let mine = try await FamilyQueries.lock([current.familyId, invitation.familyId], member: me, on: sql) else { throw Problem.unauthorized }
+            let mine = try await FamilyQueries.lockOwn(me, also: [invitation.familyId], on: sql)
             // Still pending now that its family is locked (not used, revoked or replaced meanwhile).
             guard try await FamilyQueries.pendingInvitation(tokenHash: hash, lock: true, on: sql)?.id == invitation.id else {
                 throw Problem.invalidBodyToken

@@ -24,6 +24,15 @@ enum FamilyQueries {
         return now
     }
 
+    /// Locks the family `account` is in (with `also`, in id order) and returns its membership as
+    /// it is under the lock; `parentOnly`: a caregiver is the 403 `parent_role_required`.
+    static func lockOwn(_ account: Int, also: [Int] = [], parentOnly: Bool = false, on sql: any SQLDatabase) async throws -> Membership {
+        guard let current = try await membership(of: account, on: sql),
+              let mine = try await lock([current.familyId] + also, member: account, on: sql) else { throw Problem.unauthorized }
+        if parentOnly, mine.role != .parent { throw Problem.parentRoleRequired }
+        return mine
+    }
+
     static func members(of family: Int, on sql: any SQLDatabase) async throws -> [FamilyMemberDTO] {
         try await sql.raw("""
             SELECT m.account_id, p.email, m.role, m.may_answer_requests, m.joined_at

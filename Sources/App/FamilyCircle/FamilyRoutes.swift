@@ -93,8 +93,7 @@ struct FamilyRoutes: APIRouteCollection {
     func leave(req: Request) async throws -> ItemDTO<FamilyDTO> {
         let me = try req.parentID
         let devices = try await req.transaction { sql -> [Int] in
-            guard let current = try await FamilyQueries.membership(of: me, on: sql),
-                  let mine = try await FamilyQueries.lock([current.familyId], member: me, on: sql) else { throw Problem.unauthorized }
+            let mine = try await FamilyQueries.lockOwn(me, on: sql)
             let counts = try await FamilyQueries.counts(of: mine.familyId, on: sql)
             if counts.members <= 1 {
                 throw Problem(status: .conflict, code: "only_member",
@@ -111,9 +110,7 @@ struct FamilyRoutes: APIRouteCollection {
     /// Locks the caller's family and reads both memberships under the lock: the caller's and
     /// the target's, which must be the same family (else the 404 of a stranger).
     static func lockPair(_ me: Int, _ target: Int, on sql: any SQLDatabase) async throws -> (Membership, Membership) {
-        guard let current = try await FamilyQueries.membership(of: me, on: sql),
-              let mine = try await FamilyQueries.lock([current.familyId], member: me, on: sql) else { throw Problem.unauthorized }
-        guard mine.role == .parent else { throw Problem.parentRoleRequired }
+        let mine = try await FamilyQueries.lockOwn(me, parentOnly: true, on: sql)
         guard let theirs = try await FamilyQueries.membership(of: target, on: sql), theirs.familyId == mine.familyId else {
             throw noSuchMember
         }
