@@ -4,8 +4,11 @@
 # content writes run at 10 a second and a parent changes a child's controls every 5 seconds
 # (harsher than the once a minute of a real family). Reported beside the unscoped mix of the
 # same run ($1, req/s): the ratio is the figure.
-child_device_mix() {
-    local unscoped=$1 parent ids
+
+# child_devices_setup: 40 children of the bench parent with controls and a paired tablet each;
+# sets $ids (their ids) and writes the tablets' tokens to $work/tokens.txt.
+child_devices_setup() {
+    local parent
     parent=$(scripts/db.sh psql -d "$db" -tAc "SELECT added_by FROM children WHERE id = $child")
     scripts/db.sh psql -d "$db" -qc "
         INSERT INTO children (added_by, name) SELECT $parent, 'Tablet ' || g FROM generate_series(1, 40) g
@@ -20,6 +23,11 @@ child_device_mix() {
         curl -sf -X POST "$base/api/v1/children/$id/devices" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
             -d '{"name": "bench tablet"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["access_token"])' >> "$work/tokens.txt"
     done
+}
+
+child_device_mix() {
+    local unscoped=$1
+    child_devices_setup
     pgbench -n -c 1 -R 10 -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/write.sql" "$db" > "$work/writer.txt" 2>&1 &
     local writer=$!
     (

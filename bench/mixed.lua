@@ -1,9 +1,9 @@
 -- wrk: each request a random one of the paths in $PATHS (one per line), as the parent $TOKEN —
--- or, with $TOKENS (a file of bearer tokens, one per line), as a random one of them (child devices).
+-- or, with $TOKENS (when set and not empty) (a file of bearer tokens, one per line), as a random one of them (child devices).
 local paths = {}
 for line in io.lines(os.getenv("PATHS")) do paths[#paths + 1] = line end
 local headers = {}
-if os.getenv("TOKENS") then
+if (os.getenv("TOKENS") or "") ~= "" then
   for line in io.lines(os.getenv("TOKENS")) do headers[#headers + 1] = { ["Authorization"] = "Bearer " .. line } end
 else
   headers[1] = { ["Authorization"] = "Bearer " .. os.getenv("TOKEN") }

@@ -3,6 +3,8 @@ prefixes of 3-8 letters (a tenth with one typo, a fifth two words), category and
 on pages 1-3, detail of active books and categories.
 With SUGGEST=1: ~2,000 as-you-type /catalog/suggest paths instead (1-8 letters, a fifth after a
 first word).
+With ONEOFF=N: N distinct paths drawn the same way (as-you-type searches new at every key make up
+most of them: the one-off mix).
 Usage: mixed_paths.py WORDS_FILE SLUGS_FILE BOOK_IDS_FILE OUT."""
 import os
 import random
@@ -45,7 +47,10 @@ while os.environ.get("SUGGEST") and len(paths) < 2000:
     if rng.random() < 0.2:
         text = rng.choice(words) + " " + text
     paths.add("/api/v1/catalog/suggest?" + urllib.parse.urlencode({"q": text}))
-while not os.environ.get("SUGGEST") and len(paths) < 6000:
+target = int(os.environ.get("ONEOFF") or 6000)
+if os.environ.get("ONEOFF"):
+    rng = random.Random(int(os.environ["ONEOFF"]))
+while not os.environ.get("SUGGEST") and len(paths) < target:
     r = rng.random()
     if r < 0.55:
         q = typed() + (" " + typed() if rng.random() < 0.2 else "")

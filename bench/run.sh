@@ -10,6 +10,7 @@
 #   BENCH_BUILD=release          or debug (the smoke run of `make test`)
 #   BENCH_ONLY=child             only the parent's side, varied (bench/child.sh)
 #   BENCH_ONLY=compression       only the warm mix without and with gzip and br (bench/compression.sh)
+#   BENCH_ONLY=speed             only a child's tablet and one-off searches beside their base rows (bench/speed.sh)
 #   BENCH_ONLY=deploy            only the warm mix, the cold starts and the rolling restart (bench/deploy.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,7 @@ trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 . bench/child_devices.sh
 . bench/deploy.sh
 . bench/compression.sh
+. bench/speed.sh
 
 results=bench/results/$(date -u +%Y%m%dT%H%M%SZ).md
 {
@@ -59,6 +61,11 @@ for n in $sizes; do
     start_app_server
     if [ "${BENCH_ONLY:-}" = child ]; then
         child_mix
+        kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
+        continue
+    fi
+    if [ "${BENCH_ONLY:-}" = speed ]; then
+        speed_mix
         kill $server 2>/dev/null; wait $server 2>/dev/null || true; server=
         continue
     fi

@@ -1,0 +1,70 @@
+# Sourced by bench/run.sh: `BENCH_ONLY=speed` — the figures of a child's tablet and of one-off
+# searches, each beside its own base row taken in the same run, with the /livez floor of that run
+# (a slow base row makes any ratio look good: the base is printed as a share of the floor).
+#
+# Rows: the floor; parents' repeated mix with 10 content writes/s (base A); the same from 40
+# tablets paired to children with controls (max age 8, one blocked category), from one tablet,
+# and from the parent's token with child_id on every catalog request (each ÷ A); parents'
+# repeated mix without writes (base B); the one-off mix (~150,000 distinct paths, mostly
+# searches never asked before in this run) (÷ B). Then the engine's per-step profile
+# (`App engine profile`): what each step of a list answer costs, kept and one-off, scoped or not.
+speed_mix() {
+    local floor baseA baseB r p50 p99 bad ratio writer
+    mixed_paths
+    ONEOFF=150000 python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
+    printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
+    child_devices_setup
+    head -1 "$work/tokens.txt" > "$work/one-token.txt"
+    # The parent's own token naming a tablet child (controls: max age 8, one blocked category).
+    local scoped_child
+    scoped_child=$(head -1 <<<"$ids")
+    awk -v c="$scoped_child" '/^\/api\/v1\/catalog\/books/ { print $0 (index($0, "?") ? "&" : "?") "child_id=" c; next } { print }' \
+        "$work/paths.txt" > "$work/child-id-paths.txt"
+    # Warm: fill the kept answers of the repeated mix (parents and tablets), and each tablet's scope.
+    for tokens in "" "$work/tokens.txt"; do
+        PATHS="$work/paths.txt" TOKEN="$token" TOKENS="$tokens" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
+    done
+
+    wrk -t2 -c"$connections" -d"${duration}s" --latency "$base/livez" > "$work/wrk.txt" 2>&1 || true
+    read -r floor p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+    speed_row "no database (floor)" "$floor" "$p50" "$p99" "$bad" ""
+
+    # name | paths | tokens file ('' = the parent) | writes/s | base (A, B or '' = this row is the base)
+    local rows=(
+      "parents, repeated mix, 10 writes/s|paths|-|10|A"
+      "40 tablets (max age 8, one blocked category), 10 writes/s|paths|tokens|10|vsA"
+      "one tablet, 10 writes/s|paths|one-token|10|vsA"
+      "parent token with child_id on every list, 10 writes/s|child-id-paths|-|10|vsA"
+      "parents, repeated mix, 0 writes/s|paths|-|0|B"
+      "one-off mix (~150k distinct paths), 0 writes/s|oneoff|-|0|vsB"
+    )
+    for entry in "${rows[@]}"; do
+        IFS='|' read -r name file tokens writes role <<<"$entry"
+        writer=
+        if [ "$writes" != 0 ]; then
+            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/write.sql" "$db" > "$work/writer.txt" 2>&1 &
+            writer=$!
+        fi
+        local tokens_file=""
+        [ "$tokens" != - ] && tokens_file="$work/$tokens.txt"
+        PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens_file" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+        [ -n "$writer" ] && { wait "$writer" || true; }
+        read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        case $role in
+          A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
+          B) baseB=$r; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
+          vsA) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A')") ;;
+          vsB) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B')") ;;
+        esac
+        speed_row "$name" "$r" "$p50" "$p99" "$bad" "$ratio"
+    done
+    # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not.
+    echo "engine per-step profile at $n books (µs per answer, mean / p99):" | tee -a "$results"
+    { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff.txt" --limit 20000; echo '```'; } | tee -a "$results"
+}
+
+# speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.
+speed_row() {
+    echo "| $n | $1 | $2 | $3 | $4 | $5 | | $6 |" >> "$results"
+    printf '%-8s %-58s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  %s\n' "$n" "$1" "$2" "$3" "$4" "$5" "$6"
+}
