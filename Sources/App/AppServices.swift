@@ -5,12 +5,12 @@ import Vapor
 /// Each value is safe to share: an actor-free class with its own lock, or immutable.
 final class AppServices: Sendable {
     /// The time of day for everything the server does (`Support/Clock.swift`; tests move it).
-    let clock = AppClock()
+    let clock: AppClock
     let metrics: AppMetrics
     let queryCounter = QueryCounter()
     /// The catalog: the in-memory index, and the SQL path's answers per catalog version.
     let catalogEngine: CatalogEngine
-    let catalogCache = CatalogCache()
+    let catalogCache: CatalogCache
     /// Search synonyms per `synonyms_version`; zero-result searches waiting to be counted.
     let synonyms = SynonymStore()
     let searchMisses = SearchMisses()
@@ -34,7 +34,9 @@ final class AppServices: Sendable {
     let coverGate: CoverGate
 
     init(logger: Logger, workingDirectory: String, settings: Settings) {
-        let metrics = AppMetrics()
+        let metrics = AppMetrics(), clock = AppClock()
+        self.clock = clock
+        catalogCache = CatalogCache(clock: clock)
         self.metrics = metrics
         catalogEngine = CatalogEngine(logger: logger, buildURL: settings.databaseURL, onDelta: { metrics.deltaApplied() })
         catalogFallback = FallbackGate(limit: settings.catalogFallbackConcurrency, queue: settings.catalogFallbackQueue)

@@ -16,7 +16,7 @@ extension Application {
                 if purged > 0 { logger.info("catalog change log purged", metadata: ["rows": .stringConvertible(purged)]) }
             },
             Job("scheduled transitions", every: ScheduleAudit.interval, .oneInstanceAtATime) {
-                _ = try await ScheduleAudit.record(on: sql)
+                _ = try await ScheduleAudit.record(on: sql, at: services.clock.now())
             },
             Job("play retention", every: PlayRetention.interval, .oneInstanceAtATime) {
                 let outcome = try await PlayRetention.fold(olderThanMonths: settings.playRetentionMonths, pool: pool)

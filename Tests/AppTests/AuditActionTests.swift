@@ -38,8 +38,8 @@ struct AuditActionTests {
         // The schedule's statement: each transition once (the unique index goes by the kind).
         let book = try await app.makeBook("Came And Went")
         try await app.sql.raw("UPDATE books SET publish_at = now() - interval '2 days', unpublish_at = now() - interval '1 day' WHERE id = \(bind: book)").run()
-        #expect(try await ScheduleAudit.record(on: app.sql) == 2)
-        #expect(try await ScheduleAudit.record(on: app.sql) == 0)
+        #expect(try await ScheduleAudit.record(on: app.sql, at: app.now) == 2)
+        #expect(try await ScheduleAudit.record(on: app.sql, at: app.now) == 0)
         let scheduled = try await Self.entries(app, table: "books", record: book)
         #expect(scheduled.map(\.kind) == [.scheduledLeft, .scheduledLive])
         #expect(scheduled.map(\.action) == ["scheduled: left the catalog", "scheduled: went live"])

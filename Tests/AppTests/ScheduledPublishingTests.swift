@@ -19,11 +19,14 @@ import Vapor
         let instant = try await app.makeBook("Goes Live In A Moment")
         let ended = try await app.makeBook("Already Ended")
         let running = try await app.makeBook("Running Now")
-        try await app.sql.raw("UPDATE books SET publish_at = now() + interval '1 hour' WHERE id = \(bind: soon)").run()
-        try await app.sql.raw("UPDATE books SET publish_at = now() + interval '2 seconds' WHERE id = \(bind: instant)").run()
-        let deadline = Date().addingTimeInterval(2.2)
-        try await app.sql.raw("UPDATE books SET publish_at = now() - interval '2 days', unpublish_at = now() - interval '1 day' WHERE id = \(bind: ended)").run()
-        try await app.sql.raw("UPDATE books SET publish_at = now() - interval '1 day', unpublish_at = now() + interval '1 day' WHERE id = \(bind: running)").run()
+        // The app's clock, stopped; the instant comes by moving it (the app binds its clock into the statements).
+        let clock = app.appServices.clock
+        clock.set(to: app.now)
+        let now = app.now, day: TimeInterval = 86_400
+        try await app.sql.raw("UPDATE books SET publish_at = \(bind: now.addingTimeInterval(3600)) WHERE id = \(bind: soon)").run()
+        try await app.sql.raw("UPDATE books SET publish_at = \(bind: now.addingTimeInterval(2)) WHERE id = \(bind: instant)").run()
+        try await app.sql.raw("UPDATE books SET publish_at = \(bind: now.addingTimeInterval(-2 * day)), unpublish_at = \(bind: now.addingTimeInterval(-day)) WHERE id = \(bind: ended)").run()
+        try await app.sql.raw("UPDATE books SET publish_at = \(bind: now.addingTimeInterval(-day)), unpublish_at = \(bind: now.addingTimeInterval(day)) WHERE id = \(bind: running)").run()
         let version = try await app.count("SELECT version AS n FROM catalog_state")
         for engine in [true, false] {
             app.settings.catalogEngine = engine
@@ -36,7 +39,7 @@ import Vapor
         #expect(early.status == .notFound)
         // Nothing is written when the instant comes (the catalog version stays): the next answer
         // simply includes the book, in the engine that loaded it before its time as in SQL.
-        if deadline > Date() { try await Task.sleep(for: .milliseconds(Int(deadline.timeIntervalSinceNow * 1000) + 1)) }
+        clock.advance(by: 2.2)
         #expect(try await app.count("SELECT version AS n FROM catalog_state") == version)
         for engine in [true, false] {
             app.settings.catalogEngine = engine
@@ -46,8 +49,8 @@ import Vapor
         let added = try await app.send(.POST, "/api/v1/children/\(parent.children[0])/library", token: parent.token, json: #"{"book_id": \#(instant)}"#)
         #expect(added.status == .created)
         // The audit log records each transition once, however often (and on however many instances) it runs.
-        #expect(try await ScheduleAudit.record(on: app.sql) == 4)   // three went live, one left
-        #expect(try await ScheduleAudit.record(on: app.sql) == 0)
+        #expect(try await ScheduleAudit.record(on: app.sql, at: app.now) == 4)   // three went live, one left
+        #expect(try await ScheduleAudit.record(on: app.sql, at: app.now) == 0)
         let actions = try await app.sql.raw("SELECT action FROM audit_log WHERE record_id = \(bind: ended) ORDER BY id").all().map { try $0.decode(column: "action", as: String.self) }
         #expect(actions == ["scheduled: went live", "scheduled: left the catalog"])
     }

@@ -31,14 +31,14 @@ struct BookDTO: Content, Sendable, Equatable {
 
     /// The columns `BookDTO(row:)` reads, for a query over `books b` whose publisher is `p`
     /// and video asset `v` (both LEFT JOINed). Categories come in one JSON column.
-    /// Rights availability is evaluated in `country`.
-    static func columns(country: String?) -> SQLQueryString {
+    /// Rights availability is evaluated in `country` at `now` (the app's clock).
+    static func columns(country: String?, at now: Date) -> SQLQueryString {
         """
         b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url, b.status,
         p.id AS publisher_id, p.name AS publisher_name,
         \(BookSQL.readyDuration("v")) AS duration_seconds,
         COALESCE(v.has_captions, false) AS has_captions,
-        \(BookSQL.rightsAvailable("b", in: country)) AS rights_available,
+        \(BookSQL.rightsAvailable("b", in: country, at: now)) AS rights_available,
         (SELECT bcv.api_json FROM book_covers bcv WHERE bcv.book_id = b.id) AS cover_json,
         (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)
                                   ORDER BY c.display_order, c.name, c.id), '[]')::text

@@ -3,8 +3,11 @@ import SQLKit
 
 /// The SQL fragments about a book that several features share, each in one place. `book`,
 /// `video` and `window` name the aliases of the book, its video asset and a rights window.
+/// What depends on the time takes `at now` — the app's clock (`req.now`), bound — so a test moves
+/// the clock instead of waiting for the database's `now()`.
 enum BookSQL {
-    /// Rights available now. A scalar subquery with LIMIT 1, not EXISTS: for a page of rows the
+    /// Rights available now, by the database's clock (the console's columns and filters, declared
+    /// once; the parent API asks `rightsAvailable(_:in:at:)` at the app's clock). A scalar subquery with LIMIT 1, not EXISTS: for a page of rows the
     /// planner may turn an EXISTS in the select list into a hashed subplan that reads every rights
     /// window (13 ms at 100,000 books, more with every book); this form is one index probe per row.
     static func rightsAvailable(_ book: StaticString) -> SQLFragment {
@@ -14,10 +17,11 @@ enum BookSQL {
             """)
     }
 
-    /// In the parent catalog now: active, and inside its scheduled publishing (`live_from` ..<
-    /// `live_until`, kept by triggers from explicit times or its rights windows).
-    static func live(_ book: StaticString) -> SQLFragment {
-        SQLFragment(trusted: "(\(book).status = 'active' AND (\(book).live_from IS NULL OR \(book).live_from <= now()) AND (\(book).live_until IS NULL OR \(book).live_until > now()))")
+    /// In the parent catalog at `now` (the app's clock, bound): active, and inside its scheduled
+    /// publishing (`live_from` ..< `live_until`, kept by triggers from explicit times or its rights windows).
+    static func live(_ book: StaticString, at now: Date) -> SQLQueryString {
+        let b = book.description
+        return "(\(unsafeRaw: b).status = 'active' AND (\(unsafeRaw: b).live_from IS NULL OR \(unsafeRaw: b).live_from <= \(at: now)) AND (\(unsafeRaw: b).live_until IS NULL OR \(unsafeRaw: b).live_until > \(at: now)))"
     }
 
     /// Whether parents see the book now: "live", "scheduled" (active, going live later), "ended"
@@ -40,21 +44,22 @@ enum BookSQL {
             """)
     }
 
-    /// The next instant the book enters or leaves the catalog by its schedule (null: none ahead).
-    static func nextLiveChange(_ book: StaticString) -> SQLFragment {
-        SQLFragment(trusted: "CASE WHEN \(book).live_from > now() THEN \(book).live_from WHEN \(book).live_until > now() THEN \(book).live_until END")
+    /// The next instant after `now` the book enters or leaves the catalog by its schedule (null: none ahead).
+    static func nextLiveChange(_ book: StaticString, at now: Date) -> SQLQueryString {
+        let b = book.description
+        return "CASE WHEN \(unsafeRaw: b).live_from > \(at: now) THEN \(unsafeRaw: b).live_from WHEN \(unsafeRaw: b).live_until > \(at: now) THEN \(unsafeRaw: b).live_until END"
     }
 
-    /// Rights available now in `country` (nil: in any territory), as `rightsAvailable(_:)`.
-    static func rightsAvailable(_ book: StaticString, in country: String?) -> SQLQueryString {
-        rightsAvailable(book, country: "\(bind: country)::text")
+    /// Rights available at `now` in `country` (nil: in any territory), as `rightsAvailable(_:)`.
+    static func rightsAvailable(_ book: StaticString, in country: String?, at now: Date) -> SQLQueryString {
+        rightsAvailable(book, country: "\(bind: country)::text", at: now)
     }
 
-    /// Rights available now in the country `country` computes (SQL of a text value).
-    static func rightsAvailable(_ book: StaticString, country: SQLQueryString) -> SQLQueryString {
+    /// Rights available at `now` in the country `country` computes (SQL of a text value).
+    static func rightsAvailable(_ book: StaticString, country: SQLQueryString, at now: Date) -> SQLQueryString {
         """
-        COALESCE((SELECT true FROM rights_windows r WHERE r.book_id = \(unsafeRaw: book.description).id AND r.starts_at <= now() \
-        AND (r.ends_at IS NULL OR r.ends_at > now()) AND storytime_window_applies(r.territories, r.exclude_territories, \(country)) LIMIT 1), false)
+        COALESCE((SELECT true FROM rights_windows r WHERE r.book_id = \(unsafeRaw: book.description).id AND r.starts_at <= \(at: now) \
+        AND (r.ends_at IS NULL OR r.ends_at > \(at: now)) AND storytime_window_applies(r.territories, r.exclude_territories, \(country)) LIMIT 1), false)
         """
     }
 
@@ -72,18 +77,18 @@ enum BookSQL {
     }
 
     /// When the book's rights stop being available in `country`, following back-to-back windows
-    /// (null: not available now, or no end).
-    static func rightsEndsAt(_ book: StaticString, in country: String?) -> SQLQueryString {
-        "storytime_rights_ends_at(\(unsafeRaw: book.description).id, now(), \(bind: country)::text)"
+    /// (null: not available at `now`, or no end).
+    static func rightsEndsAt(_ book: StaticString, in country: String?, at now: Date) -> SQLQueryString {
+        "storytime_rights_ends_at(\(unsafeRaw: book.description).id, \(at: now), \(bind: country)::text)"
     }
 
-    /// The next instant after now at which the book's rights start or end (null: none ahead), so an
+    /// The next instant after `now` at which the book's rights start or end (null: none ahead), so an
     /// answer showing its availability knows when it stops being right.
-    static func nextRightsChange(_ book: StaticString) -> SQLFragment {
-        SQLFragment(trusted: """
-            (SELECT min(x.t) FROM rights_windows r CROSS JOIN LATERAL (VALUES (r.starts_at), (r.ends_at)) x(t) \
-            WHERE r.book_id = \(book).id AND x.t > now())
-            """)
+    static func nextRightsChange(_ book: StaticString, at now: Date) -> SQLQueryString {
+        """
+        (SELECT min(x.t) FROM rights_windows r CROSS JOIN LATERAL (VALUES (r.starts_at), (r.ends_at)) x(t) \
+        WHERE r.book_id = \(unsafeRaw: book.description).id AND x.t > \(at: now))
+        """
     }
 
     /// A video's duration, shown only once the video is ready.
@@ -126,4 +131,12 @@ extension BookSQL {
 
     /// The `next_rights_change` column of a row.
     private struct NextRightsChange: Decodable { let nextRightsChange: Date? }
+}
+
+extension SQLQueryString {
+    /// An instant of the app's clock, bound as a `timestamptz`.
+    mutating func appendInterpolation(at instant: Date) {
+        appendInterpolation(bind: instant)
+        appendLiteral("::timestamptz")
+    }
 }

@@ -10,7 +10,8 @@ import Vapor
 /// parents could see, so reading it first tells every instance whether anyone (console, another
 /// instance, psql) committed a change; a new version empties the cache. Rights availability also
 /// and scheduled publishing change with time alone, so a generation is valid only until the next
-/// rights window starts or ends, or a scheduled book enters or leaves the catalog, by the database's clock.
+/// rights window starts or ends, or a scheduled book enters or leaves the catalog, by the app's clock
+/// (`AppClock`, bound into the statement: a test moves the clock instead of waiting).
 final class CatalogCache: Sendable {
     struct Generation: Sendable, Equatable {
         let version: Int
@@ -37,11 +38,15 @@ final class CatalogCache: Sendable {
     typealias Reading = (generation: Generation, maxTermID: Int, countriesVersion: Int, controlsVersion: Int, synonymsVersion: Int)
 
     /// Keyed by whether the catalog engine serves (the lighter statement suffices then).
-    private let reads = BatchedRead<Bool, Reading> { keys, sql in
-        // A batch with any request from before the engine was ready reads everything for all.
-        let engineServes = !keys.contains(false)
-        return CatalogCache.read(on: sql, engineServes: engineServes).map { reading in
-            Dictionary(uniqueKeysWithValues: keys.map { ($0, reading) })
+    private let reads: BatchedRead<Bool, Reading>
+
+    init(clock: AppClock) {
+        reads = BatchedRead { keys, sql in
+            // A batch with any request from before the engine was ready reads everything for all.
+            let engineServes = !keys.contains(false)
+            return CatalogCache.read(on: sql, engineServes: engineServes, now: clock.now()).map { reading in
+                Dictionary(uniqueKeysWithValues: keys.map { ($0, reading) })
+            }
         }
     }
 
@@ -73,17 +78,17 @@ final class CatalogCache: Sendable {
 
     /// One statement: the version (with the versions of parents' countries and children's
     /// controls, which instances keep in memory), the newest vocabulary id and the next rights boundary (two
-    /// index probes on rights_windows). While the catalog engine serves, only the version: the
+    /// index probes on rights_windows) after `now`. While the catalog engine serves, only the version: the
     /// engine evaluates rights against the clock and has its own vocabulary.
-    private static func read(on sql: any SQLDatabase, engineServes: Bool) -> EventLoopFuture<Reading> {
+    private static func read(on sql: any SQLDatabase, engineServes: Bool, now: Date) -> EventLoopFuture<Reading> {
         let statement: SQLQueryString = engineServes
             ? "SELECT version, 0::bigint AS max_term, NULL::timestamptz AS next_boundary, countries_version, controls_version, synonyms_version FROM catalog_state"
             : """
             SELECT s.version, s.countries_version, s.controls_version, s.synonyms_version, COALESCE((SELECT max(id) FROM search_terms), 0) AS max_term,
-                   LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > statement_timestamp()),
-                         (SELECT min(ends_at) FROM rights_windows WHERE ends_at > statement_timestamp()),
-                         (SELECT min(live_from) FROM books WHERE live_from IS NOT NULL AND status = 'active' AND live_from > statement_timestamp()),
-                         (SELECT min(live_until) FROM books WHERE live_until IS NOT NULL AND status = 'active' AND live_until > statement_timestamp())) AS next_boundary
+                   LEAST((SELECT min(starts_at) FROM rights_windows WHERE starts_at > \(at: now)),
+                         (SELECT min(ends_at) FROM rights_windows WHERE ends_at > \(at: now)),
+                         (SELECT min(live_from) FROM books WHERE live_from IS NOT NULL AND status = 'active' AND live_from > \(at: now)),
+                         (SELECT min(live_until) FROM books WHERE live_until IS NOT NULL AND status = 'active' AND live_until > \(at: now))) AS next_boundary
               FROM catalog_state s
             """
         return sql.raw(statement).first().flatMapThrowing { row in

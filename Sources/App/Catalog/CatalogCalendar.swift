@@ -64,7 +64,7 @@ struct CatalogCalendarController: APIRouteCollection {
     func month(req: Request) async throws -> Response {
         let query = QueryParameters(query: req.url.query)
         let scope = try await Scope(query, req: req)
-        let queries = CatalogCalendarQueries(sql: req.sql, scope: scope)
+        let queries = CatalogCalendarQueries(sql: req.sql, scope: scope, now: req.now)
         let monthText: String
         if let text = try query.value("month") {
             guard Instants.month(text) != nil else { throw Problem.invalidParameter("month", "month must be YYYY-MM, such as 2026-11") }
@@ -116,7 +116,7 @@ struct CatalogCalendarController: APIRouteCollection {
         let scope = try await Scope(query, req: req)
         let kind = try query.choice("kind", as: Kind.self, allowed: Kind.allCases) ?? .arriving
         let page = try PageRequest(query)
-        let queries = CatalogCalendarQueries(sql: req.sql, scope: scope)
+        let queries = CatalogCalendarQueries(sql: req.sql, scope: scope, now: req.now)
         let total = try await queries.dayCount(date, kind: kind.rawValue)
         let items = page.offset < total ? try await queries.dayBooks(date, kind: kind.rawValue, page: page) : []
         return try Response.page(items, page: page, total: total, query: query, req: req)

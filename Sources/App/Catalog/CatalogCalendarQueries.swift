@@ -1,3 +1,4 @@
+import Foundation
 import Core
 import SQLKit
 
@@ -10,9 +11,12 @@ struct CatalogCalendarQueries {
     let zone: String
     let child: Int?
     let country: String
+    /// The instant of the request (the app's clock): the month now, and which books are live.
+    let now: Date
 
-    init(sql: any SQLDatabase, scope: CatalogCalendarController.Scope) {
+    init(sql: any SQLDatabase, scope: CatalogCalendarController.Scope, now: Date) {
         self.sql = sql
+        self.now = now
         zone = scope.zone
         child = scope.child
         country = scope.country
@@ -48,7 +52,7 @@ struct CatalogCalendarQueries {
 
     /// This month in the zone, `YYYY-MM`.
     func currentMonth() async throws -> String {
-        try await sql.raw("SELECT to_char(now() AT TIME ZONE \(bind: zone), 'YYYY-MM') AS m").first(decoding: MonthRow.self)!.m
+        try await sql.raw("SELECT to_char(\(at: now) AT TIME ZONE \(bind: zone), 'YYYY-MM') AS m").first(decoding: MonthRow.self)!.m
     }
 
     /// The grid's first day (`YYYY-MM-DD`): the Monday on or before the 1st of `month`.
@@ -79,7 +83,7 @@ struct CatalogCalendarQueries {
                 SELECT e.kind, e.day, b.id, b.title, b.cover_image_url, p.id AS publisher_id, p.name AS publisher_name,
                        count(*) OVER (PARTITION BY e.kind, e.day) AS n,
                        row_number() OVER (PARTITION BY e.kind, e.day ORDER BY lower(b.title), b.id) AS rank
-                  FROM events e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b"))
+                  FROM events e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b", at: now))
                   LEFT JOIN publishers p ON p.id = b.publisher_id
             )
             SELECT kind, to_char(day, 'YYYY-MM-DD') AS day, id, title, cover_image_url, publisher_id, publisher_name, n
@@ -102,14 +106,14 @@ struct CatalogCalendarQueries {
     /// How many live books are `kind` on `date`.
     func dayCount(_ date: String, kind: String) async throws -> Int {
         try await sql.number("""
-            SELECT count(*) AS n FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b"))
+            SELECT count(*) AS n FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b", at: now))
             """)
     }
 
     /// A page of the live books `kind` on `date`, as book objects, by title.
     func dayBooks(_ date: String, kind: String, page: PageRequest) async throws -> [BookDTO] {
         try await sql.raw("""
-            SELECT \(BookDTO.columns(country: country)) FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b")) \(BookDTO.joins)
+            SELECT \(BookDTO.columns(country: country, at: now)) FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b", at: now)) \(BookDTO.joins)
              ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
             """).all().map(BookDTO.init(row:))
     }

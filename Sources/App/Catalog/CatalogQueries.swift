@@ -7,13 +7,15 @@ import Vapor
 /// most three statements (typo vocabulary refresh, count, page) whatever `per_page` is.
 struct CatalogQueries {
     let sql: any SQLDatabase
+    /// The instant the catalog is read at (the app's clock): schedules and rights are judged then.
+    let now: Date
     /// The caller's country and a child's family controls (`?child_id=`): every statement keeps
     /// to what they leave, and rights are evaluated in the country.
     var scope: CatalogScope? = nil
     /// Counts scheduled books out of the catalog now too (why a search found nothing).
     var includeScheduled = false
 
-    private var columns: SQLQueryString { BookDTO.columns(country: scope?.country) }
+    private var columns: SQLQueryString { BookDTO.columns(country: scope?.country, at: now) }
 
     /// A search ready for SQL from the words' expansions (`SearchExpansion`, the engine's own):
     /// per word, its alternatives as tsqueries over `search_vector` (words and prefixes) and
@@ -59,7 +61,7 @@ struct CatalogQueries {
     }
 
     func filter(_ parameters: CatalogParameters, search: Search?) -> SQLQueryString {
-        var conditions: [SQLQueryString] = [includeScheduled ? "b.status = 'active'" : "\(BookSQL.live("b"))"] + scopeConditions
+        var conditions: [SQLQueryString] = [includeScheduled ? "b.status = 'active'" : "\(BookSQL.live("b", at: now))"] + scopeConditions
         if let search {
             conditions.append(search.any)
         }
@@ -198,7 +200,7 @@ struct CatalogQueries {
 
     /// One active book (that the scope leaves visible), or nil.
     func book(id: Int) async throws -> BookDTO? {
-        let conditions = (["b.id = \(bind: id)", "\(BookSQL.live("b"))"] + scopeConditions).joined(separator: " AND ")
+        let conditions = (["b.id = \(bind: id)", "\(BookSQL.live("b", at: now))"] + scopeConditions).joined(separator: " AND ")
         return try await sql.raw("""
             SELECT \(columns) FROM books b \(BookDTO.joins) WHERE \(conditions)
             """).first().map(BookDTO.init(row:))

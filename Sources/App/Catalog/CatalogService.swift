@@ -138,7 +138,7 @@ struct CatalogService {
             if let hit = cache.entry("categories", in: reading.generation) { return req.eventLoop.makeSucceededFuture(hit) }
             return req.eventLoop.makeFutureWithTask {
                 let sql = await req.catalogSQL(atLeast: reading.generation.version)
-                let body = try ByteBuffer.json(ItemDTO(data: try await CatalogQueries(sql: sql, scope: nil).categories()))
+                let body = try ByteBuffer.json(ItemDTO(data: try await CatalogQueries(sql: sql, now: req.now, scope: nil).categories()))
                 let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
                 let entry = CatalogCache.Entry(body: body, totalCount: 0, etag: etag)
                 cache.store(entry, for: "categories", in: reading.generation)

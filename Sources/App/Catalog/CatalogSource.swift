@@ -76,7 +76,7 @@ struct SQLCatalogSource: CatalogSource {
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms, sql: any SQLDatabase) async throws -> SearchMisses.Cause {
         let search = CatalogQueries.Search(expansions: try await expansions(parameters.words, synonyms: synonyms, sql: sql).0)
         func total(_ scope: CatalogScope?, scheduled: Bool = false) async throws -> Int {
-            try await CatalogQueries(sql: sql, scope: scope, includeScheduled: scheduled).count(parameters, search: search)
+            try await CatalogQueries(sql: sql, now: req.now, scope: scope, includeScheduled: scheduled).count(parameters, search: search)
         }
         if !scope.isEmpty, try await total(CatalogScope(country: scope.country)) > 0 { return .hiddenByControls }
         if try await total(nil) > 0 { return .licensedElsewhere }
@@ -88,7 +88,7 @@ struct SQLCatalogSource: CatalogSource {
         let key = "book\u{1}" + (scope.country ?? "") + "\u{1}\(id)"
         if let hit = cached(key, scope: scope) { return hit.body }
         let sql = await req.catalogSQL(atLeast: reading.generation.version)
-        guard let book = try await CatalogQueries(sql: sql, scope: scope).book(id: id) else { return nil }
+        guard let book = try await CatalogQueries(sql: sql, now: req.now, scope: scope).book(id: id) else { return nil }
         let entry = CatalogCache.Entry(body: try .json(ItemDTO(data: book)), totalCount: 1, etag: nil)
         keep(entry, key, scope: scope)
         return entry.body
@@ -99,7 +99,7 @@ struct SQLCatalogSource: CatalogSource {
     /// the partial indexes for the page and skip it past the end. `countOnly`: the total alone.
     func list(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms, sql: any SQLDatabase, countOnly: Bool = false) async throws
         -> (books: [BookDTO], total: Int, facets: FacetsDTO, expansions: [SearchExpansion], vocabulary: TypoVocabulary) {
-        let queries = CatalogQueries(sql: sql, scope: scope)
+        let queries = CatalogQueries(sql: sql, now: req.now, scope: scope)
         let empty = FacetsDTO(categories: [], ageBands: [])
         if !parameters.words.isEmpty {
             let (expansions, vocabulary) = try await expansions(parameters.words, synonyms: synonyms, sql: sql)

@@ -31,9 +31,9 @@ struct BookRequestsController: ChildRouteCollection {
         let device = req.deviceID
         let (request, created) = try await req.transaction { sql -> (BookRequestsQueries.RequestDTO, Bool) in
             guard try await PlayAllowance.lockChild(child.id, parent: parent, on: sql) else { throw Problem.notFound("No such child.") }
-            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent)
+            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent, now: req.now)
             if let pending = try await queries.pending(book: book, country: country) { return (pending, false) }
-            guard let check = try await LibraryQueries(sql: sql, child: child.id, parent: parent).addCheck(book: book, defaultCountry: defaultCountry),
+            guard let check = try await LibraryQueries(sql: sql, child: child.id, parent: parent, now: req.now).addCheck(book: book, defaultCountry: defaultCountry),
                   check.found, !check.blocked else { throw Problem.notFound("No such book.") }
             if check.duplicate { throw LibraryController.duplicate }
             guard try await queries.pendingCount() < BookRequestsQueries.pendingLimit else {
@@ -55,7 +55,7 @@ struct BookRequestsController: ChildRouteCollection {
         let query = QueryParameters(query: req.url.query)
         let page = try PageRequest(query)
         let filter = try query.choice("status", as: Filter.self, allowed: Filter.allCases) ?? .pending
-        let (rows, total) = try await BookRequestsQueries(sql: req.sql, child: child.id, parent: try req.parentID)
+        let (rows, total) = try await BookRequestsQueries(sql: req.sql, child: child.id, parent: try req.parentID, now: req.now)
             .page(status: BookRequestStatus(rawValue: filter.rawValue), page: page, country: req.country(of: child))
         return try Response.page(rows, page: page, total: total, query: query, req: req)
     }
@@ -74,9 +74,9 @@ struct BookRequestsController: ChildRouteCollection {
         let defaultCountry = req.application.settings.defaultCountry
         let country = req.country(of: child)
         return ItemDTO(data: try await req.transaction { sql in
-            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent)
+            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent, now: req.now)
             let book = try await Self.lockPending(id, queries)
-            let library = LibraryQueries(sql: sql, child: child.id, parent: parent)
+            let library = LibraryQueries(sql: sql, child: child.id, parent: parent, now: req.now)
             guard let check = try await library.addCheck(book: book, defaultCountry: defaultCountry), check.found else {
                 throw Problem(status: .unprocessableEntity, code: "book_unavailable",
                               detail: "This book is no longer in the child's catalog; decline the request.")
@@ -97,7 +97,7 @@ struct BookRequestsController: ChildRouteCollection {
         let id = try req.pathID("request_id", missing: "No such request.")
         let country = req.country(of: child)
         return ItemDTO(data: try await req.transaction { sql in
-            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent)
+            let queries = BookRequestsQueries(sql: sql, child: child.id, parent: parent, now: req.now)
             _ = try await Self.lockPending(id, queries)
             guard let request = try await queries.decide(id, status: .declined, country: country) else { throw Problem.notFound("No such request.") }
             return request

@@ -9,6 +9,8 @@ struct BookRequestsQueries {
     let sql: any SQLDatabase
     let child: Int
     let parent: Int
+    /// The request's instant (the app's clock): rights, and when a request is decided.
+    let now: Date
 
     static let pendingLimit = 20
 
@@ -21,8 +23,8 @@ struct BookRequestsQueries {
         @ExplicitNull var decidedAt: Date?
         let book: BookDTO
 
-        static func columns(country: String) -> SQLQueryString {
-            "r.id AS request_id, r.child_id, r.status AS request_status, r.created_at, r.decided_at, \(BookDTO.columns(country: country))"
+        static func columns(country: String, at now: Date) -> SQLQueryString {
+            "r.id AS request_id, r.child_id, r.status AS request_status, r.created_at, r.decided_at, \(BookDTO.columns(country: country, at: now))"
         }
 
         init(row: any SQLRow) throws {
@@ -52,7 +54,7 @@ struct BookRequestsQueries {
 
     private func select(_ condition: SQLQueryString, country: String, tail: SQLQueryString = "") async throws -> [RequestDTO] {
         try await sql.raw("""
-            SELECT \(RequestDTO.columns(country: country))
+            SELECT \(RequestDTO.columns(country: country, at: now))
               FROM book_requests r JOIN children c ON c.id = r.child_id JOIN books b ON b.id = r.book_id \(BookDTO.joins)
              WHERE r.child_id = \(bind: child) AND c.family_id = \(FamilyRole.family(of: parent)) AND \(condition)\(tail)
             """).all().map(RequestDTO.init(row:))
@@ -100,7 +102,7 @@ struct BookRequestsQueries {
 
     func decide(_ id: Int, status: BookRequestStatus, country: String) async throws -> RequestDTO? {
         try await sql.raw("""
-            UPDATE book_requests SET status = \(bind: status.rawValue), decided_at = now() WHERE id = \(bind: id) AND child_id = \(bind: child)
+            UPDATE book_requests SET status = \(bind: status.rawValue), decided_at = \(at: now) WHERE id = \(bind: id) AND child_id = \(bind: child)
             """).run()
         return try await select("r.id = \(bind: id)", country: country).first
     }

@@ -12,12 +12,12 @@ enum ChildrenQueries {
     /// How much is kept about a child (the removal's receipt).
     struct Kept: Decodable { let libraryEntries: Int; let plays: Int; let controls: Int; let auditEntries: Int; let requests: Int }
 
-    static func list(parent: Int, child: Int? = nil, on sql: any SQLDatabase) async throws -> [ChildDTO] {
+    static func list(parent: Int, child: Int? = nil, at now: Date, on sql: any SQLDatabase) async throws -> [ChildDTO] {
         let only: SQLQueryString = child.map { " AND c.id = \(bind: $0)" } ?? ""
         return try await sql.raw("""
             SELECT c.id, c.name, c.birth_year, c.avatar,
                    (SELECT count(*) FROM library_entries le JOIN books b ON b.id = le.book_id
-                     WHERE le.child_id = c.id AND \(BookSQL.live("b"))) AS library_count
+                     WHERE le.child_id = c.id AND \(BookSQL.live("b", at: now))) AS library_count
               FROM children c WHERE c.family_id = \(FamilyRole.family(of: parent))\(only) ORDER BY c.id
             """).all(decoding: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
             .map { ChildDTO(id: $0.id, name: $0.name, birthYear: $0.birthYear, avatar: $0.avatar, libraryCount: $0.libraryCount) }

@@ -25,7 +25,7 @@ struct ChildrenRoutes: APIRouteCollection, ChildRouteCollection {
 
     @Sendable
     func list(req: Request) async throws -> ItemDTO<[ChildDTO]> {
-        ItemDTO(data: try await ChildrenQueries.list(parent: try req.parentID, on: req.sql))
+        ItemDTO(data: try await ChildrenQueries.list(parent: try req.parentID, at: req.now, on: req.sql))
     }
 
     @Sendable
@@ -73,7 +73,7 @@ struct ChildrenRoutes: APIRouteCollection, ChildRouteCollection {
     }
 
     private static func answer(child: Int, parent: Int, status: HTTPStatus, req: Request) async throws -> Response {
-        guard let dto = try await ChildrenQueries.list(parent: parent, child: child, on: req.sql).first else { throw Problem.notFound("No such child.") }
+        guard let dto = try await ChildrenQueries.list(parent: parent, child: child, at: req.now, on: req.sql).first else { throw Problem.notFound("No such child.") }
         let response = Response(status: status)
         try response.content.encode(ItemDTO(data: dto), as: .json)
         return response

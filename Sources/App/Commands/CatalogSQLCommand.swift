@@ -12,8 +12,9 @@ struct CatalogSQLCommand: StorytimeCommand {
     func run(_ arguments: CommandArguments, context: CommandContext) async throws {
         let query = QueryParameters(query: try arguments.single("query") ?? "")
         let parameters = try Self.parse(query)
+        let now = context.application.now
         let text = try await context.withDatabase { sql -> String in
-            let queries = CatalogQueries(sql: sql)
+            let queries = CatalogQueries(sql: sql, now: now)
             if parameters.words.isEmpty {
                 return [queries.countQuery(parameters, search: nil), queries.pageQuery(parameters, search: nil)]
                     .map { inline($0, in: sql) + ";" }.joined(separator: "\n")
@@ -47,6 +48,7 @@ struct CatalogSQLCommand: StorytimeCommand {
             switch bind {
             case let value as Int: literal = String(value)
             case let value as Bool: literal = value ? "true" : "false"
+            case let value as Date: literal = "'" + value.formatted(.iso8601) + "'"
             // A colon becomes \x3a: pgbench reads ":name" as its own variable (stem tokens are "~en:owl").
             case let value as String where value.contains(":"):
                 literal = "E'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")

@@ -99,6 +99,6 @@ enum FamilyInvitations {
             try await FamilyQueries.move(me, to: invitation.familyId, role: invitation.role, on: sql)
             try await FamilyQueries.audit(me, family: invitation.familyId, "family.join", ["role": invitation.role.rawValue], on: sql)
         }
-        return ItemDTO(data: try await FamilyRoutes.family(of: me, on: req.sql))
+        return ItemDTO(data: try await FamilyRoutes.family(of: me, at: req.now, on: req.sql))
     }
 }

@@ -22,17 +22,17 @@ struct FamilyRoutes: APIRouteCollection {
 
     @Sendable
     func show(req: Request) async throws -> ItemDTO<FamilyDTO> {
-        ItemDTO(data: try await Self.family(of: try req.parentID, on: req.sql))
+        ItemDTO(data: try await Self.family(of: try req.parentID, at: req.now, on: req.sql))
     }
 
-    /// The family `account` is in, as `GET /family` shows it to that account.
-    static func family(of account: Int, on sql: any SQLDatabase) async throws -> FamilyDTO {
+    /// The family `account` is in, as `GET /family` shows it to that account at `now`.
+    static func family(of account: Int, at now: Date, on sql: any SQLDatabase) async throws -> FamilyDTO {
         guard let membership = try await FamilyQueries.membership(of: account, on: sql) else { throw Problem.unauthorized }
         let family = membership.familyId
         return FamilyDTO(id: family, role: membership.role,
                          members: try await FamilyQueries.members(of: family, on: sql),
                          invitations: membership.role == .parent ? try await FamilyQueries.invitations(of: family, on: sql) : [],
-                         children: try await ChildrenQueries.list(parent: account, on: sql))
+                         children: try await ChildrenQueries.list(parent: account, at: now, on: sql))
     }
 
     static let lastParent = Problem(status: .conflict, code: "last_parent",
@@ -104,7 +104,7 @@ struct FamilyRoutes: APIRouteCollection {
             return try await FamilyQueries.remove(me, from: mine.familyId, on: sql)
         }
         req.appServices.revokedSessions.note(devices)
-        return ItemDTO(data: try await Self.family(of: me, on: req.sql))
+        return ItemDTO(data: try await Self.family(of: me, at: req.now, on: req.sql))
     }
 
     /// Locks the caller's family and reads both memberships under the lock: the caller's and

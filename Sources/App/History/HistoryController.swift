@@ -154,8 +154,8 @@ struct HistoryController: ChildRouteCollection {
         let country = req.country(of: child)
         return try await req.childAnswer(child, route: "continue") {
             let queries = HistoryQueries(sql: req.sql, child: child.id)
-            let counted = try await queries.continueCount()
-            let rows = page.offset < counted.n ? try await queries.continuePage(page, country: country) : []
+            let counted = try await queries.continueCount(at: req.now)
+            let rows = page.offset < counted.n ? try await queries.continuePage(page, country: country, at: req.now) : []
             let items = try rows.map { row in
                 let latest = try HistoryQueries.continued(row)
                 return ContinueDTO(book: try BookDTO(row: row), positionSeconds: latest.lastPosition, lastPlayedAt: latest.lastPlayed,

@@ -90,9 +90,9 @@ struct HistoryQueries {
     }
 
     /// How many books are started and not completed, and when one of them next enters or leaves the catalog.
-    func continueCount() async throws -> BookSQL.LiveCount {
+    func continueCount(at now: Date) async throws -> BookSQL.LiveCount {
         try await sql.raw("""
-            SELECT count(*) FILTER (WHERE \(BookSQL.live("b"))) AS n, min(\(BookSQL.nextLiveChange("b"))) AS next_live_change
+            SELECT count(*) FILTER (WHERE \(BookSQL.live("b", at: now))) AS n, min(\(BookSQL.nextLiveChange("b", at: now))) AS next_live_change
               FROM (\(latest)) l JOIN books b ON b.id = l.book_id WHERE NOT l.completed AND b.status = 'active'
             """).first(decoding: BookSQL.LiveCount.self, keyDecodingStrategy: .convertFromSnakeCase) ?? .init(n: 0, nextLiveChange: nil)
     }
@@ -106,13 +106,13 @@ struct HistoryQueries {
 
     /// A page of them, most recently played first (rows with the book, `last_position`,
     /// `last_played`, `progress` and `next_rights_change`).
-    func continuePage(_ page: PageRequest, country: String) async throws -> [any SQLRow] {
+    func continuePage(_ page: PageRequest, country: String, at now: Date) async throws -> [any SQLRow] {
         try await sql.raw("""
-            SELECT \(BookDTO.columns(country: country)), l.position_seconds AS last_position, l.played_at AS last_played,
+            SELECT \(BookDTO.columns(country: country, at: now)), l.position_seconds AS last_position, l.played_at AS last_played,
                    \(BookSQL.progress(position: "l.position_seconds", completed: "l.completed")) AS progress,
-                   \(BookSQL.nextRightsChange("b")) AS next_rights_change
+                   \(BookSQL.nextRightsChange("b", at: now)) AS next_rights_change
               FROM (\(latest)) l JOIN books b ON b.id = l.book_id \(BookDTO.joins)
-             WHERE NOT l.completed AND \(BookSQL.live("b"))
+             WHERE NOT l.completed AND \(BookSQL.live("b", at: now))
              ORDER BY l.played_at DESC, b.id DESC
              LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
             """).all()

@@ -37,7 +37,7 @@ struct LibraryController: ChildRouteCollection {
     /// A page of the library; `leaving`: only books whose rights end within that many days.
     private func page(of childID: Int, _ parameters: LibraryParameters, leaving: Int?, country: String, query: QueryParameters,
                       req: Request) async throws -> (response: Response, validUntil: Date?) {
-        let queries = LibraryQueries(sql: req.sql, child: childID, parent: try req.parentID)
+        let queries = LibraryQueries(sql: req.sql, child: childID, parent: try req.parentID, now: req.now)
         let counted = try await queries.count(leavingWithin: leaving, country: country)
         let rows = parameters.page.offset < counted.n ? try await queries.page(parameters, leavingWithin: leaving, country: country) : []
         let entries = try rows.map(EntryDTO.init(row:))
@@ -50,7 +50,7 @@ struct LibraryController: ChildRouteCollection {
     /// child's controls (422), rights not available now (422).
     @Sendable
     func add(req: Request) async throws -> Response {
-        let queries = LibraryQueries(sql: req.sql, child: try req.child.id, parent: try req.parentID)
+        let queries = LibraryQueries(sql: req.sql, child: try req.child.id, parent: try req.parentID, now: req.now)
         let bookID = try JSONBody(req).integer("book_id")
         let defaultCountry = req.application.settings.defaultCountry
         guard let check = try await queries.addCheck(book: bookID, defaultCountry: defaultCountry) else {
@@ -91,7 +91,7 @@ struct LibraryController: ChildRouteCollection {
 
     @Sendable
     func remove(req: Request) async throws -> HTTPStatus {
-        let queries = LibraryQueries(sql: req.sql, child: try req.child.id, parent: try req.parentID)
+        let queries = LibraryQueries(sql: req.sql, child: try req.child.id, parent: try req.parentID, now: req.now)
         let bookID = try req.pathID("book_id", missing: "No such book in this library.")
         guard try await queries.remove(book: bookID) else { throw Problem.notFound("No such book in this child's library.") }
         return .noContent
@@ -111,7 +111,7 @@ struct LibraryController: ChildRouteCollection {
         let play = try await req.transaction { sql -> LibraryQueries.Play? in
             guard try await PlayAllowance.lockChild(child.id, parent: parentID, on: sql) else { return nil }
             try await PlayAllowance.requireAllowed(child: child.id, controls: child.controls, book: bookID, on: sql, now: req.now)
-            return try await LibraryQueries(sql: sql, child: child.id, parent: parentID)
+            return try await LibraryQueries(sql: sql, child: child.id, parent: parentID, now: req.now)
                 .recordPlay(book: bookID, position: position, completed: completed, playedAt: playedAt)
         }
         guard let play else { throw Problem.notFound("No such book in this child's library.") }

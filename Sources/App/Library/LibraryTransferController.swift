@@ -46,7 +46,7 @@ struct LibraryTransferController: ChildRouteCollection {
             case .duplicate: throw LibraryController.duplicate
             case .blocked: throw LibraryController.blocked
             case .done:
-                guard let entry = try await LibraryQueries.entry(child: target, book: book, country: country, on: sql) else {
+                guard let entry = try await LibraryQueries.entry(child: target, book: book, country: country, at: req.now, on: sql) else {
                     throw Problem.notFound("No such book.")
                 }
                 return entry
@@ -78,7 +78,7 @@ struct LibraryTransferController: ChildRouteCollection {
         let preserve = try body.optionalBool("preserve_progress") ?? true
         let target = action == "remove" ? nil : try await target(body, req: req)
         return ItemDTO(data: try await req.transaction { sql in
-            try await LibraryTransferQueries.bulk(action: action, ids: ids, from: source, to: target, preserveProgress: preserve, on: sql)
+            try await LibraryTransferQueries.bulk(action: action, ids: ids, from: source, to: target, preserveProgress: preserve, now: req.now, on: sql)
         })
     }
 
@@ -107,7 +107,7 @@ struct LibraryTransferController: ChildRouteCollection {
         let queries = LibraryTransferQueries.self
         guard let category = try await queries.category(named: key, id: categoryID, on: req.sql) else { throw Problem.notFound("No such category.") }
         let country = try await req.parentCountry()
-        let result = try await queries.addCategory(category, to: child, country: country, limit: limit, on: req.sql)
+        let result = try await queries.addCategory(category, to: child, country: country, limit: limit, now: req.now, on: req.sql)
         return ItemDTO(data: CategoryResultDTO(added: result.added, skipped: result.wanted - result.added))
     }
 }

@@ -29,13 +29,13 @@ enum LibraryTransferQueries {
         if move {
             taken = try await sql.raw("""
                 DELETE FROM library_entries le USING books b
-                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b"))
+                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND b.id = le.book_id AND \(BookSQL.live("b", at: now))
                 RETURNING le.added_at, le.last_played_at
                 """).all(decoding: Taken.self, keyDecodingStrategy: .convertFromSnakeCase)
         } else {
             taken = try await sql.raw("""
                 SELECT le.added_at, le.last_played_at FROM library_entries le JOIN books b ON b.id = le.book_id
-                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND \(BookSQL.live("b"))
+                 WHERE le.child_id = \(bind: source) AND le.book_id = \(bind: book) AND \(BookSQL.live("b", at: now))
                 """).all(decoding: Taken.self, keyDecodingStrategy: .convertFromSnakeCase)
         }
         guard let entry = taken.first else { return .missing }
@@ -62,13 +62,13 @@ enum LibraryTransferQueries {
     /// The bulk change as a few set-wide statements (not a loop over books): the source's entries
     /// are checked, the target's inserted at once (duplicates are what the insert skipped), the
     /// plays copied or moved, the moved entries removed from the source.
-    static func bulk(action: String, ids: [Int], from source: Int, to target: Int?, preserveProgress: Bool,
+    static func bulk(action: String, ids: [Int], from source: Int, to target: Int?, preserveProgress: Bool, now: Date,
                      on sql: any SQLDatabase) async throws -> LibraryTransferController.BulkResultDTO {
         try await lockChildren([source] + (target.map { [$0] } ?? []), on: sql)
         // Copy and move take active books; remove takes whatever is in the library.
         let present = Set(try await sql.raw("""
             SELECT le.book_id FROM library_entries le JOIN books b ON b.id = le.book_id
-             WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR \(BookSQL.live("b")))
+             WHERE le.child_id = \(bind: source) AND le.book_id = ANY(\(bind: ids)) AND (\(bind: target == nil) OR \(BookSQL.live("b", at: now)))
             """).all(decoding: BookRow.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.bookId))
         if let missing = ids.first(where: { !present.contains($0) }) {
             throw Problem(status: .notFound, code: "not_found",
@@ -128,11 +128,11 @@ enum LibraryTransferQueries {
 
     /// Adds the category's live books whose rights are available in `country` and the child's
     /// controls allow, by title, at most `limit`; `wanted` counts those already there too.
-    static func addCategory(_ category: Int, to child: Int, country: String, limit: Int, on sql: any SQLDatabase) async throws -> CategoryAdded {
+    static func addCategory(_ category: Int, to child: Int, country: String, limit: Int, now: Date, on sql: any SQLDatabase) async throws -> CategoryAdded {
         try await sql.raw("""
             WITH wanted AS (
                 SELECT b.id FROM books b JOIN book_categories bc ON bc.book_id = b.id AND bc.category_id = \(bind: category)
-                 WHERE \(BookSQL.live("b")) AND \(BookSQL.rightsAvailable("b", in: country))
+                 WHERE \(BookSQL.live("b", at: now)) AND \(BookSQL.rightsAvailable("b", in: country, at: now))
                    AND NOT storytime_blocked_for_child(\(bind: child), b.id)
                  ORDER BY lower(b.title), b.id LIMIT \(bind: limit)
             ), added AS (

@@ -60,7 +60,7 @@ struct OfflinePlays {
                 """).all(decoding: Receipt.self, keyDecodingStrategy: .convertFromSnakeCase).map(\.clientId))
             var seen = known
             var results = [Result?](repeating: nil, count: items.count)
-            let library = LibraryQueries(sql: sql, child: child.id, parent: parentID)
+            let library = LibraryQueries(sql: sql, child: child.id, parent: parentID, now: req.now)
             for item in items.sorted(by: { ($0.playedAt, $0.index) < ($1.playedAt, $1.index) }) {
                 guard seen.insert(item.clientID).inserted else {
                     results[item.index] = Result(clientId: item.clientID, status: "duplicate", code: nil, play: nil)

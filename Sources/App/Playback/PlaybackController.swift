@@ -35,7 +35,7 @@ struct PlaybackController: ChildRouteCollection {
         let bookID = try req.pathID("book_id", missing: "No such book in this library.")
         let country = req.country(of: child)
         let now = req.now
-        guard let entry = try await PlaybackQueries.entry(child: child.id, book: bookID, country: country, on: req.sql), entry.visible else {
+        guard let entry = try await PlaybackQueries.entry(child: child.id, book: bookID, country: country, at: now, on: req.sql), entry.visible else {
             throw Problem.notFound("No such book in this child's library.")
         }
         // The book's part (`Playability`, as library entries show it): judged after the controls' day.

@@ -50,7 +50,7 @@ extension SQLCatalogSource {
         let found = try await list(parameters, scope: scope, synonyms: synonyms, sql: sql)
         var completions: [(text: String, books: Int)] = []
         if last.count >= SuggestRules.wordMinLength {
-            let queries = CatalogQueries(sql: sql, scope: scope)
+            let queries = CatalogQueries(sql: sql, now: req.now, scope: scope)
             let before = CatalogParameters(text: words.dropLast().joined(separator: " "))
             let search = before.words.isEmpty ? nil : CatalogQueries.Search(expansions: Array(found.expansions.dropLast()))
             completions = try await sql.raw("""

@@ -2,7 +2,7 @@ import Foundation
 import SQLKit
 
 /// Applies the video pipeline's events to `video_assets`: each `webhook-id` once, the latest event
-/// winning (by the pipeline's timestamp, then by stage), audited as the pipeline. The asset's
+/// winning (by the pipeline's timestamp, then by stage), audited as the pipeline (through `AuditWriter`). The asset's
 /// change reaches the catalog through the usual change log (its triggers).
 enum VideoEvents {
     enum Outcome: String, Sendable { case applied, superseded, duplicate }
@@ -50,11 +50,9 @@ enum VideoEvents {
              WHERE v.id = \(bind: assetID) RETURNING to_jsonb(v)::text AS snapshot
             """).first(decoding: Written.self)!.snapshot
         let audited: AuditAction = replaying ? .pipelineReplay : .pipeline
-        try await sql.raw("""
-            INSERT INTO audit_log (staff_user_id, staff_email, kind, action, table_name, record_id, before, after)
-            VALUES (\(bind: staff?.id), \(bind: staff?.email ?? auditName), \(bind: audited.rawValue), \(bind: audited.words(event.kind.rawValue)), 'video_assets',
-                    \(bind: assetID), \(bind: current.snapshot)::jsonb, \(bind: after)::jsonb)
-            """).run()
+        let writer = staff.map(AuditWriter.init(staff:)) ?? AuditWriter(system: auditName)
+        try await writer.record(audited, detail: event.kind.rawValue, table: "video_assets", ids: [assetID],
+                                before: [assetID: current.snapshot], after: [assetID: after], on: sql)
         return .applied
     }
 

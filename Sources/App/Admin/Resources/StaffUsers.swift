@@ -20,7 +20,7 @@ extension AdminResource {
             batchActions: [
                 // A lock ends their sessions and API tokens (triggers, migration 0032); not one's own.
                 AdminBatchAction(name: "lock", label: "Lock (sign out, end API tokens)", target: nil, targetLabel: nil) { ids, _, batch in
-                    let me = batch.audit.staff.id
+                    let me = batch.audit.staffID ?? 0   // a batch is always a staff member's
                     let locked = try await batch.audited("lock", ids) { sql in
                         try await sql.raw("""
                             UPDATE staff_users SET locked_at = now() WHERE id = ANY(\(bind: ids)::bigint[]) AND id <> \(bind: me) AND locked_at IS NULL RETURNING id
