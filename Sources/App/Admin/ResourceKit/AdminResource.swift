@@ -68,6 +68,9 @@ struct AdminResource: Sendable {
         var recordActions: [RecordAction] = []
         /// What deleting a record takes with it, for the confirmation page.
         var deleteWarning: (@Sendable (Int, any SQLDatabase) async throws -> String?)?
+        /// Records of another resource that deleting a record changes (a category's books lose
+        /// it): each gets its own audit row, like any other change of it, in the delete's transaction.
+        var deleteChanges: AdminDeleteChanges?
         /// The record as JSON for the audit log (over alias `t`).
         var snapshot: SQLFragment = "to_jsonb(t)"
     }
@@ -145,4 +148,12 @@ struct AdminBatchAction: Sendable {
     let targetLabel: String?
     /// Applies the action to `ids` through the store, in one transaction; returns the flash message.
     let run: @Sendable (_ ids: [Int], _ target: String?, _ batch: BatchChange) async throws -> String
+}
+
+/// The records of `resource` that deleting a record of another resource changes (by a cascade of
+/// the database): `ids(id)` selects their `id`s. `ResourceStore.delete` audits each as `update`.
+struct AdminDeleteChanges: Sendable {
+    /// A closure, so resources may name each other in their declarations.
+    let resource: @Sendable () -> AdminResource
+    let ids: @Sendable (Int) -> SQLQueryString
 }

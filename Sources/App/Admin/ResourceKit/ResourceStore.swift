@@ -115,12 +115,26 @@ struct ResourceStore: Sendable {
         return (saved, try await displayName(saved, on: transaction) ?? "")
     }
 
-    /// Deletes a record with its audit row; its name, nil when there is no such record.
+    /// Deletes a record with its audit row; its name, nil when there is no such record. The
+    /// records of another resource the delete changes (`Detail.deleteChanges`: a category's books)
+    /// are locked and snapshotted first and get an `update` audit row each, in the same transaction.
     func delete(_ id: Int, in transaction: any SQLDatabase, audit: AuditWriter) async throws -> String? {
         guard let name = try await displayName(id, on: transaction) else { return nil }
-        try await audited(.delete, [id], in: transaction, audit: audit) { transaction, _ in
-            try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
-            return AuditedChange([id], after: [:])
+        let delete = { () async throws -> Void in
+            _ = try await audited(.delete, [id], in: transaction, audit: audit) { transaction, _ in
+                try await scoped(transaction.delete(from: table).where(Self.id, .equal, SQLBind(id))).run()
+                return AuditedChange([id], after: [:])
+            }
+        }
+        guard let changes = resource.detail.deleteChanges else {
+            try await delete()
+            return name
+        }
+        let others = ResourceStore(resource: changes.resource(), parentID: nil, sql: transaction)
+        let ids = try await transaction.raw(changes.ids(id)).all(decoding: ResourceRows.ID.self).map(\.id).sorted()
+        try await others.audited(.update, ids, locking: true, skippingUnchanged: true, in: transaction, audit: audit) { _, _ in
+            try await delete()
+            return AuditedChange(ids)
         }
         return name
     }

@@ -56,7 +56,9 @@ extension AdminResource {
             deleteWarning: { id, sql in
                 let n = try await sql.count(from: "book_categories", where: "category_id", is: id)
                 return n == 0 ? "No book has this category." : "\(n) \(n == 1 ? "book loses" : "books lose") this category."
-            }
+            },
+            // Its books lose it (the database cascades): an audit row each, as any change of a book.
+            deleteChanges: AdminDeleteChanges(resource: { .books }, ids: { "SELECT book_id AS id FROM book_categories WHERE category_id = \(bind: $0)" })
         )
     )
 
