@@ -18,7 +18,7 @@ func routes(_ app: Application) throws {
     let groups = APIRoutes(anyone: api, parent: member, familyParent: member.grouped(FamilyRoleMiddleware(rule: .writes)),
                            parentOrChildDevice: api.grouped(ParentAuthMiddleware(childDevices: true)))
     let features: [any APIRouteCollection] = [
-        SessionRoutes(), PasswordRoutes(), SignUpRoutes(), AccountSettingsRoutes(), AccountController(),
+        SessionRoutes(), PasswordRoutes(), SignUpRoutes(), AccountSettingsRoutes(), AccountController(), MePINRoutes(), MeDevicesRoutes(),
         CatalogController(), CatalogCalendarController(), ParentGateRoutes(), ChildrenRoutes(), FamilyRoutes(),
     ]
     for feature in features { try feature.boot(api: groups) }

@@ -1,8 +1,8 @@
 import Foundation
 import Vapor
 
-/// The parent gate of child mode: `PUT`/`DELETE /api/v1/me/pin` (parent, with the account
-/// password) and `POST /api/v1/auth/pin` (a child device): the PIN — or the account password —
+/// The parent gate of child mode: `POST /api/v1/auth/pin` (a child device): the PIN (set by a
+/// parent with `PUT /api/v1/me/pin`, `Accounts/MePINRoutes.swift`) — or the account password —
 /// for a five-minute parent token on the same device. Wrong PINs are counted per account, for all
 /// the family's devices: the fifth in a row locks the PIN for 15 minutes, recorded in the
 /// parent's audit log (`pin.locked`).
@@ -10,8 +10,6 @@ struct ParentGateRoutes: APIRouteCollection {
     static let gateLifetime: TimeInterval = 5 * 60
 
     func boot(api: APIRoutes) throws {
-        api.familyParent.on(.PUT, "me", "pin", body: .collect(maxSize: "16kb"), use: setPIN)
-        api.familyParent.on(.DELETE, "me", "pin", body: .collect(maxSize: "16kb"), use: removePIN)
         api.parentOrChildDevice.on(.POST, "auth", "pin", body: .collect(maxSize: "16kb"), use: unlock)
     }
 
@@ -21,30 +19,6 @@ struct ParentGateRoutes: APIRouteCollection {
         let tokenType: String
         let expiresIn: Int
         @ExplicitNull var deviceId: Int?
-    }
-
-    @Sendable
-    func setPIN(req: Request) async throws -> HTTPStatus {
-        let body = try JSONBody(req)
-        let pin = try body.string("pin", maxLength: 6)
-        guard (4...6).contains(pin.utf8.count), pin.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-            throw Problem.invalidParameter("pin", "pin must be 4 to 6 digits, as a string (\"0428\")")
-        }
-        let password = try body.string("password", maxLength: 1000)
-        let parent = try req.parentID
-        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
-        let hash = try await req.password.async.hash(pin)
-        try await req.transaction { sql in try await ParentGateQueries.setPIN(hash, parent: parent, on: sql) }
-        return .noContent
-    }
-
-    @Sendable
-    func removePIN(req: Request) async throws -> HTTPStatus {
-        let password = try JSONBody(req).string("password", maxLength: 1000)
-        let parent = try req.parentID
-        try await ParentPassword.requireCurrent(password, parent: parent, req: req)
-        try await req.transaction { sql in try await ParentGateQueries.setPIN(nil, parent: parent, on: sql) }
-        return .noContent
     }
 
     /// `{pin}` or `{password}`: the parent's, for a parent token on this device.

@@ -3,7 +3,7 @@ import SQLKit
 import Vapor
 
 /// Signing in and out, by device: `POST /auth/token` (throttled, `LoginThrottle`), `/auth/refresh`,
-/// `/auth/logout`, and the parent's devices under `/me/devices`.
+/// `/auth/logout` (the account's devices, `/me/devices`, are `Accounts/MeDevicesRoutes.swift`).
 struct SessionRoutes: APIRouteCollection {
     func boot(api: APIRoutes) throws {
         let auth = api.anyone.grouped("auth")
@@ -11,10 +11,6 @@ struct SessionRoutes: APIRouteCollection {
         auth.on(.POST, "refresh", body: .collect(maxSize: "16kb"), use: refresh)
         let signedIn = api.parent
         signedIn.post("auth", "logout", use: logout)
-        let devices = signedIn.grouped("me", "devices")
-        devices.get(use: list)
-        devices.delete(":device_id", use: signOut)
-        devices.delete(use: signOutAll)
     }
 
     static let defaultDeviceName = "Unnamed device"
@@ -51,36 +47,6 @@ struct SessionRoutes: APIRouteCollection {
         if let device = req.deviceID {
             try await Self.revoke(device: device, parent: try req.parentID, req: req)
         }
-        return .noContent
-    }
-
-    @Sendable
-    func list(req: Request) async throws -> ItemDTO<[DeviceDTO]> {
-        let current = req.deviceID
-        return ItemDTO(data: try await SessionQueries.devices(of: try req.parentID, on: req.sql).map {
-            DeviceDTO(id: $0.id, name: $0.name, childId: $0.childId, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, current: $0.id == current)
-        })
-    }
-
-    @Sendable
-    func signOut(req: Request) async throws -> HTTPStatus {
-        let device = try req.pathID("device_id", missing: "No such device.")
-        guard try await !Self.revoke(device: device, parent: try req.parentID, req: req).isEmpty else {
-            throw Problem.notFound("No such device.")
-        }
-        return .noContent
-    }
-
-    /// Signs every device of the account out, this one included, and ends any pending address
-    /// change in the same transaction (`AccountQueries.endPendingChanges`).
-    @Sendable
-    func signOutAll(req: Request) async throws -> HTTPStatus {
-        let parent = try req.parentID
-        let ids = try await req.transaction { sql in
-            try await AccountQueries.endPendingChanges(parents: [parent], on: sql)
-            return try await SessionQueries.revokeAll(parent: parent, on: sql)
-        }
-        req.appServices.revokedSessions.note(ids)
         return .noContent
     }
 
