@@ -23,6 +23,7 @@ final class AppServices: Sendable {
     let childPlayLogs = ChildPlayLogs()
     /// Parents: countries per catalog version, verified token signatures, signed-out devices.
     let parentCountries = ParentCountries()
+    let parentLocales = ParentLocales()
     let verifiedTokens = VerifiedTokens()
     let revokedSessions = RevokedSessions()
     let commonPasswords: CommonPasswords

@@ -39,6 +39,8 @@ struct Settings: Sendable {
     /// The country of parents created without `--country` (`DEFAULT_COUNTRY`, ISO 3166-1 alpha-2):
     /// which rights windows apply to them.
     var defaultCountry = "US"
+    /// The catalog's locales (`CATALOG_LOCALES`, the first the default; docs/localization.md).
+    var catalogLocales = CatalogLocales(["en", "fr", "es", "de"])
     /// Plays older than this many months are folded into totals (`PlayRetention`).
     var playRetentionMonths = 24
     /// How long opening a database connection may take before the request is a 503
@@ -186,6 +188,8 @@ struct Settings: Sendable {
             metricsToken: try metricsToken(values["METRICS_TOKEN"]),
             consoleFormLimit: try integer("CONSOLE_FORM_LIMIT_KB", default: 160, range: 16...10_240) * 1024,
             defaultCountry: try country(values["DEFAULT_COUNTRY"]),
+            catalogLocales: try CatalogLocales(setting: values["CATALOG_LOCALES"].flatMap { $0.isEmpty ? nil : $0 } ?? "en,fr,es,de")
+                ?? { throw Invalid.invalid("CATALOG_LOCALES must be locale tags separated by commas, the default first (en,fr,es,de)") }(),
             playRetentionMonths: try integer("PLAY_RETENTION_MONTHS", default: 24, range: 1...600),
             databaseConnectTimeout: Int64(try integer("DATABASE_CONNECT_TIMEOUT_SECONDS", default: 3, range: 1...60)),
             healthTimeout: Double(try integer("HEALTH_TIMEOUT_SECONDS", default: 2, range: 1...60)),

@@ -31,6 +31,17 @@ public struct CatalogBook: Sendable {
     public var json: [UInt8]
     public var rightsOffset: Int
     public var rights: [RightsWindow]
+    /// A translation of the title and description (docs/localization.md), each a JSON string
+    /// literal as the book object shows it; nil where that field is not translated.
+    public struct Translation: Sendable, Equatable {
+        public let locale: String
+        public let title: [UInt8]?
+        public let description: [UInt8]?
+        public init(locale: String, title: [UInt8]?, description: [UInt8]?) { self.locale = locale; self.title = title; self.description = description }
+    }
+    /// The book's own language (ISO 639-1): the base text's; a translation into it is not used.
+    public var language = ""
+    public var translations: [Translation] = []
     /// Scheduled publishing: in the catalog from `liveFrom` until `liveUntil` (microseconds; nil: no bound).
     public var liveFrom: Int64?
     public var liveUntil: Int64?

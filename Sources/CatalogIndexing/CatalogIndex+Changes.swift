@@ -110,6 +110,7 @@ extension CatalogIndex {
             scheduleChanges += 1
         }
         rightsOffset[id] = UInt32(book.rightsOffset)
+        attachTranslations(book)
         ageMin[id] = UInt8(clamping: book.ageMin)
         ageMax[id] = UInt8(clamping: book.ageMax)
         createdAt[id] = book.createdAt
@@ -145,6 +146,7 @@ extension CatalogIndex {
         active.remove(id)
         count -= 1
         bookLexemes.clear(id); json.clear(id); titleKeys.clear(id); bookCategories.clear(id); rights.clear(id)
+        for locale in localized.keys { localized[locale]!.clear(id) }
     }
 
     mutating func growPerBook(to id: Int) {

@@ -5,7 +5,7 @@ import Core
 /// ids by text, rule numbers, category slugs) are rebuilt on load rather than stored.
 extension CatalogIndex {
     /// Bump when the index's stored layout changes: an older snapshot is then refused.
-    public static let snapshotFormat = 2
+    public static let snapshotFormat = 3
 
     public func encode(to writer: SnapshotWriter) throws {
         precondition(!bulk, "a bulk load in progress is not a snapshot")
@@ -35,6 +35,15 @@ extension CatalogIndex {
         try typos.encode(to: writer)
         try writer.array(categories.map(\.id))
         for category in categories { try writer.string(category.slug) }
+        // Localized text (format 3): category names, then each locale's translated fields.
+        for category in categories {
+            let locales = category.names.keys.sorted()
+            try writer.int(locales.count)
+            for locale in locales { try writer.string(locale); try writer.array(category.names[locale]!) }
+        }
+        let locales = localized.keys.sorted()
+        try writer.int(locales.count)
+        for locale in locales { try writer.string(locale); try localized[locale]!.encode(to: writer) }
     }
 
     public init(snapshot reader: inout SnapshotReader) throws {
@@ -80,7 +89,17 @@ extension CatalogIndex {
         guard typoUses.count == lexemes.count, sortedLexemes.count == lexemes.count else { throw corrupt("lexeme tables") }
         typos = try TypoVocabulary(snapshot: &reader)
         let ids: [Int] = try reader.array()
-        setCategories(try ids.map { Category(id: $0, slug: try reader.string()) })
+        let slugs = try ids.map { _ in try reader.string() }
+        setCategories(try zip(ids, slugs).map { id, slug in
+            let count = try reader.int()
+            guard count >= 0 && count <= reader.remaining else { throw corrupt("category names") }
+            var names: [String: [UInt8]] = [:]
+            for _ in 0..<count { names[try reader.string()] = try reader.array() }
+            return Category(id: id, slug: slug, names: names)
+        })
+        let locales = try reader.int()
+        guard locales >= 0 && locales <= reader.remaining else { throw corrupt("locales") }
+        for _ in 0..<locales { localized[try reader.string()] = try Arena(snapshot: &reader) }
     }
 
     /// The index's snapshot in memory (tests compare two indexes by it).

@@ -10,7 +10,9 @@ public struct CatalogIndex: Sendable {
     public struct Category: Sendable, Equatable {
         public let id: Int
         public let slug: String
-        public init(id: Int, slug: String) { self.id = id; self.slug = slug }
+        /// Translated names by locale, each a JSON string literal (docs/localization.md).
+        public let names: [String: [UInt8]]
+        public init(id: Int, slug: String, names: [String: [UInt8]] = [:]) { self.id = id; self.slug = slug; self.names = names }
     }
 
     public static let ageBands = [(label: "0-2", age: 0), (label: "2-4", age: 2), (label: "4-6", age: 4), (label: "6-8", age: 6), (label: "8+", age: 8)]
@@ -30,6 +32,9 @@ public struct CatalogIndex: Sendable {
     var bookLexemes = Arena<UInt32>()      // lexeme id << 3 | weight bits
     var bookCategories = Arena<Int32>()
     var rights = Arena<Int64>()             // start, end (Int64.max: open), territory rule triples
+    /// Per locale, each translated book's title then description as JSON literals (`null` where
+    /// not translated): only translated books hold bytes (`CatalogIndex+Locales.swift`).
+    var localized: [String: Arena<UInt8>] = [:]
 
     // Sets and orders.
     var byAge = [Bitset](repeating: Bitset(), count: 19)

@@ -12,6 +12,8 @@ public struct CatalogScope: Sendable, Equatable {
     public var blockedBooks: [Int]
     /// The caller's country: books licensed only elsewhere are not in its catalog (nil: any).
     public var country: String?
+    /// The locales the family reads in, in order (docs/localization.md); never narrows the catalog.
+    public var locales: [String] = []
 
     public init(maxAge: Int? = nil, allowed: [Int]? = nil, blockedCategories: [Int] = [], blockedPublishers: [Int] = [], blockedBooks: [Int] = [],
                 country: String? = nil) {

@@ -22,6 +22,8 @@ struct BookDTO: Content, Sendable, Equatable {
     @ExplicitNull var durationSeconds: Int?
     let hasCaptions: Bool
     let rightsAvailable: Bool
+    /// The language of a translated title shown (not encoded): what highlights stem it in.
+    var titleLanguage: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, title, author, description, ageMin, ageMax, language, coverImageUrl, cover, publisher, categories, status
@@ -31,19 +33,19 @@ struct BookDTO: Content, Sendable, Equatable {
 
     /// The columns `BookDTO(row:)` reads, for a query over `books b` whose publisher is `p`
     /// and video asset `v` (both LEFT JOINed). Categories come in one JSON column.
-    /// Rights availability is evaluated in `country` at `now` (the app's clock).
-    static func columns(country: String?, at now: Date) -> SQLQueryString {
+    /// Rights availability is evaluated in `country` at `now` (the app's clock); text in `locales`.
+    static func columns(country: String?, at now: Date, locales: [String] = []) -> SQLQueryString {
         """
-        b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url, b.status,
+        b.id, \(BookSQL.localized("title", locales: locales)), b.author, \(BookSQL.localized("description", locales: locales)), b.age_min, b.age_max, b.language, b.cover_image_url, b.status,
         p.id AS publisher_id, p.name AS publisher_name,
         \(BookSQL.readyDuration("v")) AS duration_seconds,
         COALESCE(v.has_captions, false) AS has_captions,
         \(BookSQL.rightsAvailable("b", in: country, at: now)) AS rights_available,
         (SELECT bcv.api_json FROM book_covers bcv WHERE bcv.book_id = b.id) AS cover_json,
-        (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'slug', c.slug)
+        (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'name', \(BookSQL.categoryName(locales: locales)), 'slug', c.slug)
                                   ORDER BY c.display_order, c.name, c.id), '[]')::text
            FROM book_categories bc JOIN categories c ON c.id = bc.category_id
-          WHERE bc.book_id = b.id) AS categories_json
+          WHERE bc.book_id = b.id) AS categories_json\(BookSQL.titleLanguage(locales: locales))
         """
     }
 
@@ -65,6 +67,7 @@ struct BookDTO: Content, Sendable, Equatable {
         let durationSeconds: Int?
         let hasCaptions, rightsAvailable: Bool
         let categoriesJson: String
+        let titleLanguage: String?
     }
 
     /// The book of a row holding `columns(country:)` (other columns beside them are ignored).
@@ -94,6 +97,7 @@ struct BookDTO: Content, Sendable, Equatable {
         durationSeconds = row.durationSeconds
         hasCaptions = row.hasCaptions
         rightsAvailable = row.rightsAvailable
+        titleLanguage = row.titleLanguage
         categories = try JSONDecoder().decode([Category].self, from: Data(row.categoriesJson.utf8))
     }
 

@@ -20,7 +20,7 @@ struct CatalogController: APIRouteCollection {
         let words = try CatalogParameters(query).words
         guard !words.isEmpty else { throw Problem.invalidParameter("q", "q has no letters or digits to complete.") }
         return req.catalog.suggest(words, child: try Self.childID(query, req: req)).flatMapThrowing { list in
-            Response.json(try .json(ItemDTO(data: list)))
+            Response.json(try .json(ItemDTO(data: list))).languageHeaders(req)
         }
     }
 
@@ -29,7 +29,7 @@ struct CatalogController: APIRouteCollection {
         let query = QueryParameters(query: req.url.query)
         let parameters = try CatalogParameters(query)
         return req.catalog.books(parameters, child: try Self.childID(query, req: req)).map { answer in
-            let response = Response.json(answer.body)
+            let response = Response.json(answer.body).languageHeaders(req)
             response.headers.replaceOrAdd(name: "Link", value: parameters.page.linkHeader(path: req.encodedPath, query: query, totalCount: answer.total))
             return response
         }
@@ -41,7 +41,7 @@ struct CatalogController: APIRouteCollection {
         guard let id = req.parameters.get("id").flatMap({ Int($0) }), id > 0 else { throw Problem.notFound("No such book.") }
         return req.catalog.book(id, child: try Self.childID(QueryParameters(query: req.url.query), req: req)).flatMapThrowing { body in
             guard let body else { throw Problem.notFound("No such book.") }
-            return Response.json(body)
+            return Response.json(body).languageHeaders(req)
         }
     }
 
@@ -58,9 +58,9 @@ struct CatalogController: APIRouteCollection {
         req.catalog.categories().map { entry in
             let etag = entry.etag ?? ""
             if EntityTag.matches(req.headers.first(name: .ifNoneMatch), etag) {
-                return Response(status: .notModified, headers: ["ETag": etag, "Cache-Control": "public, max-age=60"])
+                return Response(status: .notModified, headers: ["ETag": etag, "Cache-Control": "public, max-age=60"]).languageHeaders(req)
             }
-            let response = Response.json(entry.body)
+            let response = Response.json(entry.body).languageHeaders(req)
             response.headers.replaceOrAdd(name: .eTag, value: etag)
             response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=60")
             return response

@@ -15,7 +15,7 @@ struct CatalogQueries {
     /// Counts scheduled books out of the catalog now too (why a search found nothing).
     var includeScheduled = false
 
-    private var columns: SQLQueryString { BookDTO.columns(country: scope?.country, at: now) }
+    private var columns: SQLQueryString { BookDTO.columns(country: scope?.country, at: now, locales: scope?.locales ?? []) }
 
     /// A search ready for SQL from the words' expansions (`SearchExpansion`, the engine's own):
     /// per word, its alternatives as tsqueries over `search_vector` (words and prefixes) and
@@ -210,7 +210,8 @@ struct CatalogQueries {
     /// Every category, in the picker's order.
     func categories() async throws -> [CategoryDTO] {
         try await sql.raw("""
-            SELECT id, name, slug, icon_name, display_order FROM categories ORDER BY display_order, name, id
+            SELECT id, \(BookSQL.categoryName(locales: scope?.locales ?? [])) AS name, slug, icon_name, display_order
+              FROM categories c ORDER BY display_order, c.name, id
             """).all(decoding: CategoryDTO.self, keyDecodingStrategy: .convertFromSnakeCase)
     }
 

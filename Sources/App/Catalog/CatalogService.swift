@@ -59,15 +59,18 @@ struct CatalogService {
         return req.appServices.catalogCache.current(for: req).flatMap { reading in
             if let engine = Self.currentEngine(req, version: reading.generation.version),
                let synonyms = req.appServices.synonyms.cached(version: reading.synonymsVersion),
-               let country = Self.knownCountry(req, reading: reading), var scope = Self.knownScope(of: child, req: req, reading: reading) {
+               let country = Self.knownCountry(req, reading: reading), var scope = Self.knownScope(of: child, req: req, reading: reading),
+               let language = req.knownCatalogLanguage(version: reading.countriesVersion) {
                 scope.country = country
+                scope.locales = language
                 let result = now(engine, scope, synonyms)
                 then(result, engine, scope, synonyms)
                 return req.eventLoop.makeSucceededFuture(result)
             }
             return req.eventLoop.makeFutureWithTask {
                 let work = {
-                    let scope = try await Self.scope(of: child, reading: reading, req: req)
+                    var scope = try await Self.scope(of: child, reading: reading, req: req)
+                    scope.locales = try await req.catalogLanguage(version: reading.countriesVersion)
                     let synonyms = try await req.appServices.synonyms.current(version: reading.synonymsVersion, on: req.db as! any SQLDatabase)
                     let source = try await Self.source(req, reading: reading)
                     let result = try await later(source, scope, synonyms)
@@ -135,13 +138,19 @@ struct CatalogService {
         let req = self.req
         let cache = req.appServices.catalogCache
         return cache.current(for: req).flatMap { reading in
-            if let hit = cache.entry("categories", in: reading.generation) { return req.eventLoop.makeSucceededFuture(hit) }
+            let language = req.knownCatalogLanguage(version: reading.countriesVersion) ?? [req.application.settings.catalogLocales.defaultLocale]
+            req.catalogLanguage = language
+            let key = "categories\u{1}" + language.joined(separator: ",")
+            if let hit = cache.entry(key, in: reading.generation) { return req.eventLoop.makeSucceededFuture(hit) }
             return req.eventLoop.makeFutureWithTask {
                 let sql = await req.catalogSQL(atLeast: reading.generation.version)
-                let body = try ByteBuffer.json(ItemDTO(data: try await CatalogQueries(sql: sql, now: req.now, scope: nil).categories()))
-                let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+                var localized = CatalogScope()
+                localized.locales = language
+                let body = try ByteBuffer.json(ItemDTO(data: try await CatalogQueries(sql: sql, now: req.now, scope: localized).categories()))
+                // Per locale: the same names in two locales are two representations.
+                let etag = "\"" + SHA256.hash(data: Data(body.readableBytesView) + Data(language.joined(separator: ",").utf8)).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
                 let entry = CatalogCache.Entry(body: body, totalCount: 0, etag: etag)
-                cache.store(entry, for: "categories", in: reading.generation)
+                cache.store(entry, for: key, in: reading.generation)
                 return entry
             }
         }

@@ -47,7 +47,7 @@ struct SQLCatalogSource: CatalogSource {
     let reading: CatalogCache.Reading
 
     func page(_ parameters: CatalogParameters, scope: CatalogScope, synonyms: Synonyms) async throws -> (body: ByteBuffer, total: Int) {
-        let key = "books\u{1}" + (scope.country ?? "") + "\u{1}" + parameters.cacheKey
+        let key = "books\u{1}" + (scope.country ?? "") + "\u{1}" + scope.locales.joined(separator: ",") + "\u{1}" + parameters.cacheKey
         if let hit = cached(key, scope: scope) { return (hit.body, hit.totalCount) }
         let sql = await req.catalogSQL(atLeast: reading.generation.version)
         let result = try await list(parameters, scope: scope, synonyms: synonyms, sql: sql)
@@ -57,7 +57,7 @@ struct SQLCatalogSource: CatalogSource {
             didYouMean = other.text
         }
         let highlights = result.expansions.isEmpty ? nil : result.books.map {
-            HighlightDTO(id: $0.id, title: $0.title, author: $0.author, language: $0.language, expansions: result.expansions)
+            HighlightDTO(id: $0.id, title: $0.title, author: $0.author, language: $0.language, titleLanguage: $0.titleLanguage, expansions: result.expansions)
         }
         let page = CatalogPageDTO(data: result.books, meta: .init(didYouMean: didYouMean, facets: result.facets, highlights: highlights,
                                                                   page: parameters.page.page, perPage: parameters.page.perPage,
@@ -85,7 +85,7 @@ struct SQLCatalogSource: CatalogSource {
     }
 
     func book(_ id: Int, scope: CatalogScope) async throws -> ByteBuffer? {
-        let key = "book\u{1}" + (scope.country ?? "") + "\u{1}\(id)"
+        let key = "book\u{1}" + (scope.country ?? "") + "\u{1}" + scope.locales.joined(separator: ",") + "\u{1}\(id)"
         if let hit = cached(key, scope: scope) { return hit.body }
         let sql = await req.catalogSQL(atLeast: reading.generation.version)
         guard let book = try await CatalogQueries(sql: sql, now: req.now, scope: scope).book(id: id) else { return nil }

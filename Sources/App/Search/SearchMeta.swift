@@ -9,13 +9,14 @@ struct HighlightDTO: Content, Equatable {
     let title: [Range]
     let author: [Range]
 
-    init(id: Int, title: String, author: String, language: String, expansions: [SearchExpansion]) {
-        func ranges(_ text: String) -> [Range] {
+    /// `titleLanguage`: a translated title's language (docs/localization.md), else the book's.
+    init(id: Int, title: String, author: String, language: String, titleLanguage: String? = nil, expansions: [SearchExpansion]) {
+        func ranges(_ text: String, _ language: String) -> [Range] {
             Highlighter.ranges(in: text, language: language, expansions: expansions).map { Range(start: $0.start, length: $0.length, match: $0.kind.rawValue) }
         }
         self.id = id
-        self.title = ranges(title)
-        self.author = ranges(author)
+        self.title = ranges(title, titleLanguage ?? language)
+        self.author = ranges(author, language)
     }
 
     /// The bytes the app's encoder writes (sorted keys), for the engine's answers.

@@ -18,7 +18,7 @@ struct ConditionalGETMiddleware: Middleware {
             if let own = response.headers.first(name: .eTag) {
                 etag = own
             } else {
-                etag = EntityTag.strong(for: body)
+                etag = EntityTag.strong(for: body, language: response.headers.first(name: .contentLanguage))
                 response.headers.replaceOrAdd(name: .eTag, value: etag)
                 response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
                 response.headers.add(name: .vary, value: "Authorization")

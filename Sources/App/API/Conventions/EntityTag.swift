@@ -6,8 +6,13 @@ import NIOCore
 /// appended (`"…-gzip"`, `"…-br"`), so each representation's tag is its own while `If-None-Match`
 /// with any of them matches the body.
 enum EntityTag {
-    static func strong(for body: ByteBuffer) -> String {
-        let digest = SHA256.hash(data: body.readableBytesView)
+    /// `language`: the answer's `Content-Language`, part of the tag (an answer per locale is its
+    /// own representation even when its bytes are the same).
+    static func strong(for body: ByteBuffer, language: String? = nil) -> String {
+        var hasher = SHA256()
+        hasher.update(data: body.readableBytesView)
+        if let language { hasher.update(data: Array(("\u{0}" + language).utf8)) }
+        let digest = hasher.finalize()
         return "\"" + digest.prefix(16).map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text

@@ -7,26 +7,28 @@ extension CatalogEngine {
     /// The search's meta for `answer`: kept in the search memo with the answer (per request and
     /// schedule state) when no scope narrows it, computed each time when one does.
     func searchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
-                    narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> [UInt8] {
+                    narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, locales: [String] = []) -> [UInt8] {
         func compute() -> [UInt8] {
             computeSearchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
-                              stateKey: stateKey, version: version, synonyms: synonyms)
+                              stateKey: stateKey, version: version, synonyms: synonyms, locales: locales)
         }
+        // Highlights point into the text shown, so they are kept per locale (after \u{3}).
+        let localized = locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")
         return narrowing == nil
-            ? searchMemoized(\.meta, parameters.cacheKey + stateKey, version: version, synonyms: synonyms, compute) : compute()
+            ? searchMemoized(\.meta, parameters.cacheKey + stateKey + localized, version: version, synonyms: synonyms, compute) : compute()
     }
 
     /// The search's meta computed: `"did_you_mean":…,` when a correction finds more (`correct`),
     /// the \u{1} marker where the facets go, then `,"highlights":[…]` (`highlight`); empty when
     /// the request has no search words.
     func computeSearchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
-                           narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> [UInt8] {
+                           narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, locales: [String] = []) -> [UInt8] {
         var meta = JSONWriter()
         guard !expansions.isEmpty else { return [] }
         correct(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
                 stateKey: stateKey, version: version, synonyms: synonyms, into: &meta)
         meta.raw("\u{1}")   // where the facets go
-        Self.highlight(answer.ids, expansions, in: index, into: &meta)
+        Self.highlight(answer.ids, expansions, in: index, locales: locales, into: &meta)
         return meta.bytes
     }
 
@@ -44,11 +46,11 @@ extension CatalogEngine {
 
     /// Highlight: writes `,"highlights":[…]` — for each book of the page (`ids`, in order), where
     /// its title and author match the search's `expansions` (`HighlightDTO`).
-    static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, into meta: inout JSONWriter) {
+    static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, locales: [String] = [], into meta: inout JSONWriter) {
         meta.raw(",\"highlights\":")
         HighlightDTO.json(ids.map { id in
-            let fields = index.displayFields(id)
-            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, expansions: expansions)
+            let fields = index.displayFields(id, locales: locales)
+            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, titleLanguage: fields.titleLanguage, expansions: expansions)
         }, into: &meta)
     }
 }

@@ -61,7 +61,7 @@ extension CatalogEngine {
                     verdicts[String(word)] ?? carry.mayMatch(String(word), forms: SearchExpansion.forms(of: String(word), synonyms: synonyms))
                 }
             }
-            memo.meta = memo.meta.filter { keptAnswers.contains($0.key) }
+            memo.meta = memo.meta.filter { keptAnswers.contains(String($0.key.prefix { $0 != "\u{3}" })) }   // less its locales
             memo.suggestions.removeAll(keepingCapacity: true)
             memo.version = to
         }

@@ -21,8 +21,8 @@ extension CatalogEngine {
             let answer = solve(parameters, expansions, in: index, narrowing: narrowing, offline: offline,
                                stateKey: stateKey, version: version, synonyms: synonyms)
             let meta = searchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
-                                  stateKey: stateKey, version: version, synonyms: synonyms)
-            return (render(parameters.page, answer, meta: meta, in: index, at: micros, country: scope?.country), answer.total)
+                                  stateKey: stateKey, version: version, synonyms: synonyms, locales: scope?.locales ?? [])
+            return (render(parameters.page, answer, meta: meta, in: index, at: micros, country: scope?.country, locales: scope?.locales ?? []), answer.total)
         }
     }
 
@@ -49,11 +49,12 @@ extension CatalogEngine {
     /// Render: the response body — `{"data":[`, the answer's books rendered with their rights at
     /// `micros` in `country`, `],"meta":{`, the search's `meta` with the facets spliced in
     /// (`splice`), then the page, per page and totals.
-    func render(_ page: PageRequest, _ answer: CatalogIndex.Answer, meta: [UInt8], in index: CatalogIndex, at micros: Int64, country: String?) -> ByteBuffer {
+    func render(_ page: PageRequest, _ answer: CatalogIndex.Answer, meta: [UInt8], in index: CatalogIndex, at micros: Int64, country: String?,
+                locales: [String] = []) -> ByteBuffer {
         var out: [UInt8] = []
         out.reserveCapacity(1024 + answer.ids.count * 600)
         out.append(contentsOf: Array(#"{"data":["#.utf8))
-        index.render(answer.ids, at: micros, in: country, into: &out)
+        index.render(answer.ids, at: micros, in: country, locales: locales, into: &out)
         out.append(contentsOf: Array(#"],"meta":{"#.utf8))
         Self.splice(meta, facets: FacetsDTO(answer, categories: index.categories).json, into: &out)
         out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))

@@ -103,7 +103,7 @@ final class CatalogEngine: @unchecked Sendable {
             }
             let categories = try await CatalogLoader.categories(on: connection, logger: logger)
             var empty = CatalogIndex()
-            empty.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) })
+            empty.setCategories(categories.map(\.indexed))
             let indexer = BulkIndexer(empty)
             try await CatalogLoader.allBooks(categories: categories, on: connection, logger: logger) { await indexer.add($0) }
             let fresh = await indexer.finish()
@@ -183,7 +183,7 @@ final class CatalogEngine: @unchecked Sendable {
                 let before = self.version
                 // The changed books' lexemes before and after: what decides which answers survive.
                 let carry = namesChanged ? nil : MemoCarry(lexemes: list.flatMap { self.index.lexemes(of: $0) } + loaded.flatMap { $0.lexemes.map(\.0) })
-                if namesChanged { self.index.setCategories(categories.map { .init(id: $0.id, slug: $0.slug) }) }
+                if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
                 self.index.apply(loaded, removing: list.filter { !present.contains($0) })
                 self.version = max(self.version, to)
                 self.carryMemo(from: before, to: self.version, carry)
@@ -226,7 +226,7 @@ final class CatalogEngine: @unchecked Sendable {
         return lock.reading {
             if let scope, !index.isVisible(id, in: scope) { return nil }
             guard index.isLive(id, at: micros) else { return nil }
-            guard let json = index.render(id, at: micros, in: scope?.country) else { return nil }
+            guard let json = index.render(id, at: micros, in: scope?.country, locales: scope?.locales ?? []) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }
     }

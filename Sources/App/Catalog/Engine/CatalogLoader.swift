@@ -8,14 +8,25 @@ import PostgresNIO
 /// pass at start-up, or the books a change named. Lexemes come from the stored `search_vector`,
 /// so the index and SQL never disagree about words.
 enum CatalogLoader {
-    struct CategoryInfo { let id: Int; let name: String; let slug: String; let rank: Int }
+    struct CategoryInfo {
+        let id: Int; let name: String; let slug: String; let rank: Int
+        /// Translated names by locale (docs/localization.md).
+        var names: [String: String] = [:]
+        var indexed: CatalogIndex.Category {
+            .init(id: id, slug: slug, names: names.mapValues { name in var json = JSONWriter(); json.string(name); return json.bytes })
+        }
+    }
 
     /// Categories in catalog order (the order a book's categories are listed in).
     static func categories(on connection: PostgresConnection, logger: Logger) async throws -> [CategoryInfo] {
-        let rows = try await connection.query("SELECT id, name, slug FROM categories ORDER BY display_order, name, id", logger: logger)
+        let rows = try await connection.query("""
+            SELECT id, name, slug, (SELECT json_object_agg(t.locale, t.name) FROM category_translations t WHERE t.category_id = c.id)::text
+              FROM categories c ORDER BY display_order, name, id
+            """, logger: logger)
         var result: [CategoryInfo] = []
-        for try await (id, name, slug) in rows.decode((Int, String, String).self) {
-            result.append(CategoryInfo(id: id, name: name, slug: slug, rank: result.count))
+        for try await (id, name, slug, names) in rows.decode((Int, String, String, String?).self) {
+            let translated = names.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+            result.append(CategoryInfo(id: id, name: name, slug: slug, rank: result.count, names: translated))
         }
         return result
     }
@@ -72,15 +83,22 @@ enum CatalogLoader {
               LEFT JOIN LATERAL (SELECT array_agg(starts_at ORDER BY id) starts, array_agg(ends_at ORDER BY id) ends, \(territoriesByID)
                                    FROM rights_windows r WHERE r.book_id = b.id) rw ON true
               """
+        // Translations: null for most books, else [[locale, title, description]...] as JSON text.
+        let translation = "json_agg(json_build_array(t.locale, t.title, t.description) ORDER BY t.locale)::text translations"
+        let translations = ids == nil
+            ? "LEFT JOIN (SELECT t.book_id, \(translation) FROM book_translations t GROUP BY t.book_id) tr ON tr.book_id = b.id"
+            : "LEFT JOIN LATERAL (SELECT \(translation) FROM book_translations t WHERE t.book_id = b.id) tr ON true"
         let query: PostgresQuery = """
             SELECT b.id, b.title, b.author, b.description, b.age_min, b.age_max, b.language, b.cover_image_url,
                    p.id, p.name, \(unescaped: BookSQL.readyDuration("v").text), COALESCE(v.has_captions, false),
                    convert_to(lower(b.title), 'UTF8'), b.created_at,
                    ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = b.id),
-                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until, bcv.api_json
+                   rw.starts, rw.ends, rw.territories, b.search_vector || b.stem_vector, b.live_from, b.live_until, bcv.api_json,
+                   tr.translations
               FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id LEFT JOIN video_assets v ON v.book_id = b.id
                    LEFT JOIN book_covers bcv ON bcv.book_id = b.id
                    \(unescaped: rights)
+                   \(unescaped: translations)
              WHERE b.status = 'active'
             """
         if let ids { return "\(unescaped: query.sql) AND b.id = ANY(\(ids))" }
@@ -91,11 +109,11 @@ enum CatalogLoader {
     /// `stem_vector`, which start with `~`) arrive in PostgreSQL's binary formats
     /// (`PostgresBinary`).
     typealias Row = (Int, String, String, String, Int, Int, String, String?, Int?, String?, Int?, Bool,
-                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?, String?)
+                     ByteBuffer, ByteBuffer, [Int], ByteBuffer?, ByteBuffer?, String?, ByteBuffer, ByteBuffer?, ByteBuffer?, String?, String?)
 
     static func makeBook(_ r: Row, categories: [Int: CategoryInfo]) -> CatalogBook {
         let (id, title, author, description, ageMin, ageMax, language, cover, publisherID, publisherName, duration, captions,
-             titleKey, created, categoryIDs, starts, ends, territories, searchVector, liveFrom, liveUntil, coverJSON) = r
+             titleKey, created, categoryIDs, starts, ends, territories, searchVector, liveFrom, liveUntil, coverJSON, translations) = r
         let bookCategories = categoryIDs.compactMap { categories[$0] }.sorted { $0.rank < $1.rank }
         var json = JSONWriter()
         json.raw("{\"age_max\":"); json.int(ageMax)
@@ -132,10 +150,25 @@ enum CatalogLoader {
         let rights = zip(PostgresBinary.microsecondsArray(starts), PostgresBinary.microsecondsArray(ends)).enumerated().compactMap { i, window in
             window.0.map { CatalogBook.RightsWindow(start: $0, end: window.1, rule: i < rules.count ? rules[i] : .worldwide) }
         }
-        return CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: PostgresBinary.microseconds(created) ?? 0, ageMin: ageMin, ageMax: ageMax,
+        var book = CatalogBook(id: id, titleKey: Array(titleKey.readableBytesView), createdAt: PostgresBinary.microseconds(created) ?? 0, ageMin: ageMin, ageMax: ageMax,
                            publisherID: publisherID, categoryIDs: categoryIDs, lexemes: PostgresBinary.lexemes(searchVector),
                            json: json.bytes, rightsOffset: rightsOffset, rights: rights,
                            liveFrom: liveFrom.flatMap(PostgresBinary.microseconds), liveUntil: liveUntil.flatMap(PostgresBinary.microseconds))
+        book.language = language
+        book.translations = Self.translations(translations)
+        return book
+    }
+
+    /// `[[locale, title, description]...]` (JSON text) as the index keeps them: JSON literals.
+    static func translations(_ text: String?) -> [CatalogBook.Translation] {
+        guard let text, let rows = try? JSONDecoder().decode([[String?]].self, from: Data(text.utf8)) else { return [] }
+        func literal(_ value: String?) -> [UInt8]? {
+            value.map { var json = JSONWriter(); json.string($0); return json.bytes }
+        }
+        return rows.compactMap { row in
+            guard row.count == 3, let locale = row[0] else { return nil }
+            return CatalogBook.Translation(locale: locale, title: literal(row[1]), description: literal(row[2]))
+        }
     }
 }
 

@@ -123,7 +123,7 @@ extension AdminResource {
     /// A book for the audit log: its columns, its categories and its rights windows (not the
     /// search vector) — all that a restore from the audit log brings back.
     static let bookSnapshot: SQLFragment = """
-        (to_jsonb(t) - 'search_vector' - 'stem_vector' - 'content_version') || jsonb_build_object('category_ids',
+        (to_jsonb(t) - 'search_vector' - 'stem_vector' - 'translated_titles' - 'content_version') || jsonb_build_object('category_ids',
             ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = t.id ORDER BY bc.category_id),
             'rights_windows', COALESCE((SELECT jsonb_agg(to_jsonb(r) ORDER BY r.starts_at, r.id) FROM rights_windows r WHERE r.book_id = t.id), '[]'))
         """
