@@ -171,6 +171,17 @@ struct FoundationTests {
         try await app.sql.raw("UPDATE categories SET display_order = 999 WHERE slug = 'adventure'").run()
         let third = try await CategorySeeder.upsert(seeds, on: app.sql)
         #expect(third.updated == ["adventure"] && third.created.isEmpty)
+        // Names in fr, es and de: filled where missing, a staff edit kept (docs/localization.md).
+        #expect(first.translated == 24 && second.translated == 0)
+        try await app.sql.raw("UPDATE category_translations SET name = 'Contes du soir' WHERE locale = 'fr' AND category_id = (SELECT id FROM categories WHERE slug = 'bedtime-stories')").run()
+        try await app.sql.raw("DELETE FROM category_translations WHERE locale = 'de' AND category_id = (SELECT id FROM categories WHERE slug = 'adventure')").run()
+        let fourth = try await CategorySeeder.upsert(seeds, on: app.sql)
+        #expect(fourth.translated == 1 && fourth.summary.contains("1 translated names added"))
+        let names = try await app.sql.raw("""
+            SELECT string_agg(t.locale || '=' || t.name, ',' ORDER BY t.locale) AS names FROM category_translations t JOIN categories c ON c.id = t.category_id
+             WHERE c.slug IN ('bedtime-stories', 'adventure') GROUP BY c.slug ORDER BY c.slug
+            """).all().map { try $0.decode(column: "names", as: String.self) }
+        #expect(names == ["de=Abenteuer,es=Aventura,fr=Aventure", "de=Gutenachtgeschichten,es=Cuentos para dormir,fr=Contes du soir"])
     }
 
     /// A digest of everything the demo seed writes, with times relative to its reference day.
@@ -181,6 +192,7 @@ struct FoundationTests {
                                  b.cover_image_url, p.name, b.status, b.created_at) AS line
                   FROM books b LEFT JOIN publishers p ON p.id = b.publisher_id
                 UNION ALL SELECT concat_ws('|', 'c', bc.book_id, c.slug) FROM book_categories bc JOIN categories c ON c.id = bc.category_id
+                UNION ALL SELECT concat_ws('|', 't', book_id, locale, title, description) FROM book_translations
                 UNION ALL SELECT concat_ws('|', 'v', book_id, status, duration_seconds, has_captions) FROM video_assets
                 UNION ALL SELECT concat_ws('|', 'r', book_id, starts_at, ends_at) FROM rights_windows
                 UNION ALL SELECT concat_ws('|', 'p', email) FROM parents
@@ -214,8 +226,13 @@ struct FoundationTests {
                                AND (ends_at IS NULL OR ends_at > \(bind: reference))) AS active,
                            (SELECT count(*) FROM children) AS children,
                            (SELECT count(*) FROM library_entries) AS entries,
-                           (SELECT count(*) FROM staff_users) AS staff
+                           (SELECT count(*) FROM staff_users) AS staff,
+                           (SELECT count(*) FROM book_translations WHERE locale = 'fr') AS fr,
+                           (SELECT count(*) FROM book_translations WHERE locale = 'es' AND description IS NOT NULL) AS es
                     """).first()!
+                // A third of the books have French and Spanish titles (most with a description).
+                #expect((100...140).contains(try states.decode(column: "fr", as: Int.self)))
+                #expect((70...140).contains(try states.decode(column: "es", as: Int.self)))
                 #expect(try states.decode(column: "books", as: Int.self) == 400)
                 #expect(try states.decode(column: "book_states", as: Int.self) == 3)
                 #expect(try states.decode(column: "video_states", as: Int.self) == 4)

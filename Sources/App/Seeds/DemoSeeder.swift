@@ -19,7 +19,10 @@ struct DemoSeeder: Sendable {
         let classics: [[String]]
         let adjectives, nouns, places, verbs, themes, names: [String]
         let firstNames, lastNames, publishers, openings, middles, endings, languages: [String]
+        /// Per locale, words for translated titles and descriptions (docs/localization.md).
+        let translations: [String: Phrases]?
     }
+    struct Phrases: Decodable { let nouns, adjectives, patterns, descriptions: [String] }
 
     func run(on sql: any SQLDatabase, skipIfNotEmpty: Bool, progress: @Sendable (String) -> Void) async throws -> Outcome {
         let existing = try await sql.number("SELECT count(*) AS n FROM books")
@@ -44,6 +47,7 @@ struct DemoSeeder: Sendable {
             while done < books {
                 let upper = min(books, done + Self.batchSize)
                 try await seedBooks(from: done + 1, to: upper, words: words, on: sql)
+                try await seedTranslations(from: done + 1, to: upper, words: words, on: sql)
                 done = upper
                 progress("  books \(done)/\(books) (\(String(format: "%.1f", started.secondsElapsed)) s)")
             }
