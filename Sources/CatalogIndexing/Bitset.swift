@@ -82,6 +82,30 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
+    /// The indices of the words holding members, when there are at most `limit` of them (a
+    /// sparse set, whose counts need only those words); nil past it.
+    public func occupiedWords(atMost limit: Int) -> [Int]? {
+        var result: [Int] = []
+        return words.withUnsafeBufferPointer { buffer -> [Int]? in
+            for i in 0..<buffer.count where buffer[i] != 0 {
+                if result.count == limit { return nil }
+                result.append(i)
+            }
+            return result
+        }
+    }
+
+    /// |self ∩ other| counted over the words `at` only (self is empty elsewhere: `occupiedWords`).
+    public func intersectionCount(_ other: Bitset, at indices: [Int]) -> Int {
+        words.withUnsafeBufferPointer { a in
+            other.words.withUnsafeBufferPointer { b in
+                var total = 0
+                for i in indices where i < b.count { total &+= (a[i] & b[i]).nonzeroBitCount }
+                return total
+            }
+        }
+    }
+
     /// The members in increasing order; `body` returns false to stop.
     public func forEach(_ body: (Int) -> Bool) {
         words.withUnsafeBufferPointer { buffer in

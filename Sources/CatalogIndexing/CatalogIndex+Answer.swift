@@ -24,9 +24,21 @@ extension CatalogIndex {
     }
 
     public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], scope: CatalogScope? = nil, offline: Bitset? = nil) -> Answer {
-        let sets = wordSets(expansions)
+        answer(parameters, expansions: expansions, within: books(in: scope, offline: offline))
+    }
+
+    /// The books an answer starts from: the active ones `scope` leaves visible, without `offline`
+    /// (a set a caller may keep per scope and index state: `answer(_:expansions:within:)`).
+    public func books(in scope: CatalogScope?, offline: Bitset?) -> Bitset {
         var base = scope.map { narrows($0) ? visible($0) : active } ?? active
         if let offline { base.subtract(offline) }
+        return base
+    }
+
+    /// The answer among `base` (`books(in:offline:)`).
+    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], within base: Bitset) -> Answer {
+        let sets = wordSets(expansions)
+        var base = base
         sets.buffer.withUnsafeBufferPointer { buffer in
             for i in 0..<sets.count {
                 let any = sets.offset(i, .any)
@@ -49,9 +61,12 @@ extension CatalogIndex {
         var matches = noAge
         if let age = parameters.age { matches.formIntersection(byAge[age]) }
 
-        let total = matches.count
-        let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map(noCategory.intersectionCount) ?? 0) }
-        let ageBandCounts = Self.ageBands.map { noAge.intersectionCount(byAge[$0.age]) }
+        // A search's matches are usually few: its counts read only the words holding them.
+        let occupied = sets.count > 0 ? base.occupiedWords(atMost: base.words.count / 8) : nil
+        func count(_ a: Bitset, _ b: Bitset) -> Int { occupied.map { a.intersectionCount(b, at: $0) } ?? a.intersectionCount(b) }
+        let total = occupied.map { matches.intersectionCount(matches, at: $0) } ?? matches.count
+        let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map { count(noCategory, $0) } ?? 0) }
+        let ageBandCounts = Self.ageBands.map { count(noAge, byAge[$0.age]) }
         let page = parameters.page
         var ids: [Int] = []
         if page.offset < total {
@@ -132,9 +147,12 @@ extension CatalogIndex {
                 l2 &= buffer[level2[i] + w]
                 l3 &= buffer[level3[i] + w]
             }
-            let fields = [t, ta & ~t, m & ~ta]
-            let levels = [l3, l2 & ~l3, l1 & ~l2, m & ~l1]
-            for f in 0..<3 { for l in 0..<4 { out[f * 4 + l] = fields[f] & levels[l] } }
+            // Fields × levels, without an array per block (this runs for every 64 books, twice).
+            let f0 = t, f1 = ta & ~t, f2 = m & ~ta
+            let v0 = l3, v1 = l2 & ~l3, v2 = l1 & ~l2, v3 = m & ~l1
+            out[0] = f0 & v0; out[1] = f0 & v1; out[2] = f0 & v2; out[3] = f0 & v3
+            out[4] = f1 & v0; out[5] = f1 & v1; out[6] = f1 & v2; out[7] = f1 & v3
+            out[8] = f2 & v0; out[9] = f2 & v1; out[10] = f2 & v2; out[11] = f2 & v3
             for s in 1...n { equal[s] = 0 }
             equal[0] = m
             for whole in wholes {

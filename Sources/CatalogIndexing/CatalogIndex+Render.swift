@@ -76,7 +76,7 @@ extension CatalogIndex {
     /// object and a quote inside a value is always escaped, so `"key":"` occurs only as the key.
     static func stringValue(of key: String, in bytes: ArraySlice<UInt8>) -> String? {
         let needle = Array("\"\(key)\":\"".utf8)
-        guard let start = bytes.firstRange(of: needle)?.upperBound else { return nil }
+        guard let start = ByteSearch.end(of: needle, in: bytes) else { return nil }
         var out: [UInt8] = []
         var i = start
         var pendingHigh: UInt32?

@@ -25,6 +25,14 @@ public struct CatalogScope: Sendable, Equatable {
         self.blockedBooks = blockedBooks
     }
 
+    /// Names the scope among kept answers (every control and the country); nil for an
+    /// approved-only scope — a child's own library, one of its kind, not worth keeping.
+    public var memoKey: String? {
+        guard allowed == nil else { return nil }
+        func list(_ ids: [Int]) -> String { ids.sorted().map(String.init).joined(separator: ",") }
+        return "\u{2}a\(maxAge ?? 18)c\(list(blockedCategories))p\(list(blockedPublishers))b\(list(blockedBooks))k\(country ?? "")"
+    }
+
     /// No family control narrows the catalog (the country may, depending on the rights).
     public var isEmpty: Bool {
         (maxAge ?? 18) >= 18 && allowed == nil && blockedCategories.isEmpty && blockedPublishers.isEmpty && blockedBooks.isEmpty

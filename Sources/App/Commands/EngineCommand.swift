@@ -7,7 +7,7 @@ import Vapor
 struct EngineCommand: StorytimeCommandGroup {
     let name = "engine"
     var help: String { "The catalog engine's snapshot: write one now, or say what one holds and whether this build can use it." }
-    var subcommands: [String: any AnyAsyncCommand] { ["snapshot": EngineSnapshotCommand(), "inspect": EngineInspectCommand()] }
+    var subcommands: [String: any AnyAsyncCommand] { ["snapshot": EngineSnapshotCommand(), "inspect": EngineInspectCommand(), "profile": EngineProfileCommand()] }
 
     static func path(_ arguments: CommandArguments, _ settings: Settings) throws -> String {
         guard let path = try arguments.single("path") ?? settings.engineSnapshotPath else {

@@ -17,6 +17,12 @@ public enum Highlighter {
         guard !expansions.isEmpty else { return [] }
         // Stemming a word of the text is needed only when some alternative is a stem in its language.
         let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiRanges(in: text, language: language, stemmed: stemmed, expansions: expansions) }
+        return characterRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
+    }
+
+    /// `ranges(in:…)` character by character (any text; `asciiRanges` gives the same for ASCII).
+    static func characterRanges(in text: String, language: String, stemmed: Bool, expansions: [SearchExpansion]) -> [Highlight] {
         var result: [Highlight] = []
         var offset = 0, start = 0, word = ""
         func finish() {
@@ -43,18 +49,24 @@ public enum Highlighter {
         // ASCII words fold by lower-casing (no Foundation call); others as query words fold.
         let folded = token.utf8.allSatisfy { $0 < 0x80 } ? String(decoding: token.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
             : SearchText.fold(token)
+        return Array(folded.utf8).withUnsafeBufferPointer { best($0, folded: { folded }, language: language, stemmed: stemmed, expansions) }
+    }
+
+    /// The best kind of match of a folded word (`bytes`; `folded()` the same as a string, made
+    /// only when a stem must be compared).
+    static func best(_ bytes: UnsafeBufferPointer<UInt8>, folded: () -> String, language: String, stemmed: Bool,
+                     _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
         var stemToken: String??
         var found: SearchExpansion.Kind?
         func consider(_ kind: SearchExpansion.Kind) {
             if found == nil || rank[kind]! < rank[found!]! { found = kind }
         }
-        let bytes = folded.utf8
         for expansion in expansions {
             if bytes.elementsEqual(expansion.word.utf8) { consider(.exact); continue }
             for alternative in expansion.alternatives {
                 if alternative.isStem {
                     guard stemmed else { continue }
-                    if stemToken == nil { stemToken = .some(WordForms.token(folded, language: language)) }
+                    if stemToken == nil { stemToken = .some(WordForms.token(folded(), language: language)) }
                     if stemToken! == alternative.text { consider(alternative.kind) }
                 } else if alternative.prefix ? bytes.starts(with: alternative.text.utf8) : bytes.elementsEqual(alternative.text.utf8) {
                     consider(alternative.kind)
@@ -62,5 +74,34 @@ public enum Highlighter {
             }
         }
         return found
+    }
+
+    /// `ranges(in:…)` for an ASCII text, byte by byte (a UTF-16 offset is the byte's there): the
+    /// same words (runs of letters and digits), folded by lower-casing, without a string per word.
+    static func asciiRanges(in text: String, language: String, stemmed: Bool, expansions: [SearchExpansion]) -> [Highlight] {
+        var result: [Highlight] = []
+        var word: [UInt8] = []
+        word.reserveCapacity(32)
+        var start = 0, offset = 0
+        func finish() {
+            guard !word.isEmpty else { return }
+            let kind = word.withUnsafeBufferPointer { bytes in
+                best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed, expansions)
+            }
+            if let kind { result.append(Highlight(start: start, length: offset - start, kind: kind)) }
+            word.removeAll(keepingCapacity: true)
+        }
+        for byte in text.utf8 {
+            let isWord = (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+            if isWord {
+                if word.isEmpty { start = offset }
+                word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+            } else {
+                finish()
+            }
+            offset += 1
+        }
+        finish()
+        return result
     }
 }

@@ -14,6 +14,13 @@ public enum SearchText {
 
     /// Case- and accent-folded form of `text`.
     public static func fold(_ text: String) -> String {
+        // ASCII folds by lower-casing alone (Foundation's folding is most of a query's parse).
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self) }
+        return foldingFoundation(text)
+    }
+
+    /// `fold` through Foundation's folding (any text; the same as the ASCII path for ASCII).
+    static func foldingFoundation(_ text: String) -> String {
         let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive, .widthInsensitive], locale: nil).lowercased()
         guard folded.contains(where: { foldings[$0] != nil }) else { return folded }
         return folded.map { foldings[$0] ?? String($0) }.joined()
@@ -23,7 +30,17 @@ public enum SearchText {
     public static func words(_ text: String) -> [String] {
         var seen = Set<String>()
         var result: [String] = []
-        for piece in fold(text).split(whereSeparator: { !($0.isLetter || $0.isNumber) }) {
+        let folded = fold(text)
+        if folded.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII: letters and digits by byte, no grapheme breaking (the same words).
+            for piece in folded.utf8.split(whereSeparator: { !(($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 122)) }) {
+                let word = String(decoding: piece, as: UTF8.self)
+                if seen.insert(word).inserted { result.append(word) }
+                if result.count == maxWords { break }
+            }
+            return result
+        }
+        for piece in folded.split(whereSeparator: { !($0.isLetter || $0.isNumber) }) {
             let word = String(piece)
             if seen.insert(word).inserted { result.append(word) }
             if result.count == maxWords { break }

@@ -4,18 +4,17 @@ import Core
 /// A search's meta, as bytes the list answer splices its facets into (`splice`): the spelling
 /// correction (`did_you_mean`), the marker where the facets go, and the page's highlights.
 extension CatalogEngine {
-    /// The search's meta for `answer`: kept in the search memo with the answer (per request and
-    /// schedule state) when no scope narrows it, computed each time when one does.
+    /// The search's meta for `answer`: kept in the search memo with the answer (per request,
+    /// schedule state and scope: `keptKey`), computed each time for an approved-only scope.
     func searchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
                     narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, locales: [String] = []) -> [UInt8] {
         func compute() -> [UInt8] {
             computeSearchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
                               stateKey: stateKey, version: version, synonyms: synonyms, locales: locales)
         }
+        guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else { return compute() }
         // Highlights point into the text shown, so they are kept per locale (after \u{3}).
-        let localized = locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")
-        return narrowing == nil
-            ? searchMemoized(\.meta, parameters.cacheKey + stateKey + localized, version: version, synonyms: synonyms, compute) : compute()
+        return searchMemoized(\.meta, key + (locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")), version: version, synonyms: synonyms, compute)
     }
 
     /// The search's meta computed: `"did_you_mean":…,` when a correction finds more (`correct`),

@@ -10,8 +10,8 @@ import NIOCore
 extension CatalogEngine {
     /// The list response body (`{"data": [...], "meta": {...}}`) and its total. `scope` narrows
     /// it (a child's family controls; the caller's country, when some books are licensed only
-    /// elsewhere); narrowed answers are computed each time from the sets, not kept. Rights are
-    /// evaluated in the scope's country.
+    /// elsewhere); answers are kept per scope (`solve`), the scope's books per index state
+    /// (`scopeBooks`). Rights are evaluated in the scope's country.
     func page(_ parameters: CatalogParameters, scope: CatalogScope? = nil, now: Date, synonyms: Synonyms = Synonyms()) -> (body: ByteBuffer, total: Int) {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         // Scheduled books out of the catalog now: kept answers name the schedule state they saw (`stateKey`).
@@ -34,16 +34,27 @@ extension CatalogEngine {
         }
     }
 
-    /// Memo lookup: the answer to `parameters` without the scheduled books `offline`. When no
-    /// scope narrows the catalog (`narrowing` nil) it comes from the answer memo, keyed by the
-    /// request and the schedule state (`stateKey`), computed and kept when absent; a narrowed
-    /// answer is computed from the sets each time.
+    /// Memo lookup: the answer to `parameters` without the scheduled books `offline`, from the
+    /// answer memo, keyed by the request, the schedule state (`stateKey`) and the scope
+    /// (`keptKey`), computed and kept when absent — from the scope's books kept per index state
+    /// (`scopeBooks`). An approved-only scope's answer is computed from the sets each time.
     func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], in index: CatalogIndex, narrowing: CatalogScope?,
                offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> CatalogIndex.Answer {
-        narrowing.map { index.answer(parameters, expansions: expansions, scope: $0, offline: offline) }
-            ?? memoized(parameters.cacheKey + stateKey, words: parameters.words, synonyms: synonyms, version: version) {
-                index.answer(parameters, expansions: expansions, offline: offline)
-            }
+        guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else {
+            return index.answer(parameters, expansions: expansions, scope: narrowing, offline: offline)
+        }
+        return memoized(key, words: parameters.words, synonyms: synonyms, version: version) {
+            guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline) }
+            return index.answer(parameters, expansions: expansions,
+                                within: scopeBooks(narrowing, in: index, offline: offline, stateKey: stateKey, version: version))
+        }
+    }
+
+    /// The key of an answer (and its meta) among the kept ones: the request, the schedule state
+    /// and the scope narrowing it; nil when it is not kept (an approved-only scope).
+    static func keptKey(_ parameters: CatalogParameters, stateKey: String, narrowing: CatalogScope?) -> String? {
+        guard let narrowing else { return parameters.cacheKey + stateKey }
+        return narrowing.memoKey.map { parameters.cacheKey + stateKey + $0 }
     }
 
     /// Render: the response body — `{"data":[`, the answer's books rendered with their rights at

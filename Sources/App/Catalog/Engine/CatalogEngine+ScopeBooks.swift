@@ -1,0 +1,32 @@
+import CatalogIndexing
+import Core
+
+/// The books of a child's scope (their age, blocked categories, publishers and books, their
+/// country's rights), kept per scope and index state: every answer in that scope starts from the
+/// same set instead of building it again (the age bands' union, the blocked sets' removal).
+struct ScopeBooks {
+    /// Scopes kept at once (a family's children share few; past this many the kept sets start over).
+    static let limit = 1024
+    var version = -1
+    var stateKey = ""
+    var sets: [String: Bitset] = [:]
+}
+
+extension CatalogEngine {
+    /// The active books `scope` leaves visible without `offline`, at the index's `version` and
+    /// schedule state `stateKey` (called under the index's read lock).
+    func scopeBooks(_ scope: CatalogScope, in index: CatalogIndex, offline: Bitset?, stateKey: String, version: Int) -> Bitset {
+        guard let key = scope.memoKey else { return index.books(in: scope, offline: offline) }
+        if let kept = scopeSets.withLockedValue({ $0.version == version && $0.stateKey == stateKey ? $0.sets[key] : nil }) { return kept }
+        let books = index.books(in: scope, offline: offline)
+        scopeSets.withLockedValue { kept in
+            if kept.version != version || kept.stateKey != stateKey {
+                guard version >= kept.version else { return }
+                kept = ScopeBooks(version: version, stateKey: stateKey)
+            }
+            if kept.sets.count >= ScopeBooks.limit { kept.sets.removeAll(keepingCapacity: true) }
+            kept.sets[key] = books
+        }
+        return books
+    }
+}

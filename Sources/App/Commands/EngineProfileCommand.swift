@@ -1,0 +1,90 @@
+import CatalogIndexing
+import Core
+import Foundation
+import Vapor
+
+/// `engine profile --paths FILE`: what each step of a list answer costs in this build, without
+/// HTTP — the words' expansions, the answer (sets, facets, ranking), the search's meta (spelling
+/// correction and highlights) and the render — one-off (nothing kept) and kept (the engine's memos
+/// warm), for the whole catalog and for a child's scope (max age 8, one blocked category). `make
+/// bench` prints it at each size (`BENCH_ONLY=speed`).
+struct EngineProfileCommand: StorytimeCommand {
+    let options: Set<String> = ["paths", "limit", "path"]
+    let usage = "App engine profile --paths FILE [--limit N] [--path SNAPSHOT]"
+    var help: String { "Times each step of the catalog engine's list answer over the list paths in FILE (one-off and kept, scoped and not)." }
+
+    func run(_ arguments: CommandArguments, context: CommandContext) async throws {
+        let app = context.application
+        guard let file = try arguments.single("paths") else { throw Abort(.badRequest, reason: "--paths FILE is required") }
+        let limit = try arguments.single("limit").flatMap(Int.init) ?? 20_000
+        let requests = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").compactMap(Self.listParameters).prefix(limit)
+        let engine = CatalogEngine(logger: app.logger, buildURL: app.settings.databaseURL)
+        if let snapshot = try arguments.single("path") ?? app.settings.engineSnapshotPath, (try? await engine.start(fromSnapshot: snapshot, on: app.db)) != nil {
+        } else {
+            try await engine.build(on: app.db)
+        }
+        let synonyms = try await context.withDatabase { try await SynonymStore().current(version: -1, on: $0) }
+        guard let state = engine.currentState() else { throw Abort(.internalServerError, reason: "the engine did not start") }
+        let index = state.index
+        let child = CatalogScope(maxAge: 8, blockedCategories: index.categories.first.map { [$0.id] } ?? [])
+        let now = app.now
+        let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        var steps = StepTimes()
+        for parameters in requests {
+            let expansions = steps.time("expansions (typo walk, stems, sounds)") { index.expansions(parameters.words, synonyms: synonyms) }
+            let answer = steps.time("answer, whole catalog (sets, facets, order)") { index.answer(parameters, expansions: expansions) }
+            _ = steps.time("answer, child's scope") { index.answer(parameters, expansions: expansions, scope: child) }
+            _ = steps.time("  correction: the corrected words") {
+                SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos)
+            }
+            _ = steps.time("  highlights") {
+                var writer = JSONWriter()
+                CatalogEngine.highlight(answer.ids, expansions, in: index, into: &writer)
+                return writer.bytes.count
+            }
+            let meta = steps.time("meta (correction, highlights)") {
+                engine.computeSearchMeta(parameters, expansions, answer, in: index, narrowing: child, offline: nil, stateKey: "", version: state.version, synonyms: synonyms)
+            }
+            _ = steps.time("render") { engine.render(parameters.page, answer, meta: meta, in: index, at: micros, country: nil) }
+            _ = steps.time("page, one-off (all steps, whole catalog)") { engine.page(parameters, now: now, synonyms: synonyms) }
+            _ = steps.time("page, kept (the same again)") { engine.page(parameters, now: now, synonyms: synonyms) }
+            _ = steps.time("page, child's scope") { engine.page(parameters, scope: child, now: now, synonyms: synonyms) }
+            _ = steps.time("page, child's scope again") { engine.page(parameters, scope: child, now: now, synonyms: synonyms) }
+        }
+        context.console.print("\(requests.count) list requests, \(index.count) books")
+        context.console.print(steps.table)
+    }
+
+    /// The catalog list parameters of a bench path (`/api/v1/catalog/books?…`); nil for any other.
+    static func listParameters(_ line: Substring) -> CatalogParameters? {
+        let prefix = "/api/v1/catalog/books"
+        guard line.hasPrefix(prefix) else { return nil }
+        let rest = line.dropFirst(prefix.count)
+        guard rest.isEmpty || rest.hasPrefix("?") else { return nil }
+        return try? CatalogParameters(QueryParameters(query: String(rest.dropFirst())))
+    }
+}
+
+/// Durations per named step, in the order first seen: mean and 99th percentile in µs.
+struct StepTimes {
+    private var order: [String] = []
+    private var samples: [String: [Double]] = [:]
+
+    mutating func time<T>(_ name: String, _ body: () -> T) -> T {
+        let start = ContinuousClock.now
+        let result = body()
+        let elapsed = start.duration(to: .now)
+        if samples[name] == nil { order.append(name) }
+        samples[name, default: []].append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+        return result
+    }
+
+    var table: String {
+        order.map { name in
+            let values = samples[name, default: []].sorted()
+            let mean = values.reduce(0, +) / Double(max(values.count, 1))
+            let p99 = values.isEmpty ? 0 : values[min(values.count - 1, values.count * 99 / 100)]
+            return name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(format: " %9.1f µs mean %9.1f µs p99", mean, p99)
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,90 @@
+@testable import Core
+import Testing
+
+/// The byte-wise paths a catalog request takes for ASCII text, each checked against the general
+/// path it stands for (Foundation's or character-wise) over many random inputs.
+@Suite("Fast paths agree with the general ones")
+struct FastPathTests {
+    @Test("query strings: the byte-wise percent-decoding gives what Foundation's gives (5,000 random values, malformed and non-UTF-8 escapes among them)")
+    func percentDecoding() {
+        var rng = SplitMix(seed: 45)
+        let pieces = ["a", "Z", "+", "%", "%2", "%20", "%2B", "%2b", "%C3%A9", "%C3", "%A9", "%FF", "%zz", "%00", "é", "🐉", "=", "x y", "%E2%82%AC", "9"]
+        var decodedSome = 0
+        for _ in 0..<5_000 {
+            let text = (0..<rng.next(7)).map { _ in pieces[rng.next(pieces.count)] }.joined()
+            let reference = QueryParameters.foundationDecode(text)
+            #expect(QueryParameters.decode(text) == reference, "\(text)")
+            if reference != text { decodedSome += 1 }
+        }
+        #expect(decodedSome > 1_500)
+        #expect(QueryParameters(query: "q=dr%C3%A9+gon&age=4").pairs.map(\.value) == ["dré gon", "4"])
+    }
+
+    @Test("the byte-wise path for ASCII text finds exactly what the character-wise path finds (2,000 random titles and searches)")
+    func asciiPathAgrees() {
+        var rng = SplitMix(seed: 47)
+        let vocabulary = TypoVocabulary(["dragon", "dragons", "goodnight", "moon", "owl", "owls", "bear", "bears", "sleepy", "running", "runs", "42", "tiger"])
+        let pieces = ["Dragon", "dragons", "GOODNIGHT", "moon", "Owl", "owls'", "bear", "Bears!", "sleepy", "running", "runs", "42", "x1", "tigers",
+                      "the", "a", "of", "-", ", ", ". ", "  ", "'", "(", ")", "\t", "\r\n", "_", "&"]
+        let queries = ["drgon", "dragon", "good", "moon", "owl", "bears", "sleep", "run", "42", "tig", "ber", "goodnigth", "x"]
+        var compared = 0, highlighted = 0
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<rng.next(8) + 1 {
+                text += pieces[rng.next(pieces.count)]
+                if rng.next(3) > 0 { text += " " }
+            }
+            let words = (0..<rng.next(3) + 1).map { _ in queries[rng.next(queries.count)] }
+            let expansions = words.map { SearchExpansion($0, vocabulary: vocabulary) }
+            for language in ["en", "fr"] {
+                let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
+                let fast = Highlighter.asciiRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
+                let reference = Highlighter.characterRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
+                #expect(fast == reference, "\(text) / \(words) / \(language)")
+                #expect(Highlighter.ranges(in: text, language: language, expansions: expansions) == reference)
+                compared += 1
+                if !reference.isEmpty { highlighted += 1 }
+            }
+        }
+        #expect(compared == 4_000)
+        #expect(highlighted > 1_000)   // the cases exercise matches, not only misses
+    }
+
+    @Test("query words: the ASCII fold and split give what Foundation's folding and the character-wise split give (5,000 random queries)")
+    func asciiQueryWords() {
+        var rng = SplitMix(seed: 46)
+        let alphabet = Array("abcXYZ019 -_.,'!?\"/\t&é") .map(String.init)
+        for _ in 0..<5_000 {
+            let text = (0..<rng.next(20)).map { _ in alphabet[rng.next(alphabet.count - 1)] }.joined()   // ASCII only (é left out)
+            #expect(SearchText.fold(text) == SearchText.foldingFoundation(text), "\(text)")
+            var seen = Set<String>(), reference: [String] = []
+            for piece in SearchText.foldingFoundation(text).split(whereSeparator: { !($0.isLetter || $0.isNumber) }) where seen.insert(String(piece)).inserted {
+                if reference.count < SearchText.maxWords { reference.append(String(piece)) }
+            }
+            #expect(SearchText.words(text) == reference, "\(text)")
+        }
+        #expect(SearchText.words("Élan VITAL, élan") == ["elan", "vital"])   // not ASCII: Foundation's path
+    }
+
+    @Test("offsets count UTF-16 units of the text as stored; accented text takes the character-wise path")
+    func offsets() {
+        let expansions = [SearchExpansion("ete", vocabulary: TypoVocabulary(["été", "ete"]))]
+        let ascii = Highlighter.ranges(in: "An ete story", language: "en", expansions: expansions)
+        #expect(ascii.map(\.start) == [3] && ascii.map(\.length) == [3])
+        let accented = Highlighter.ranges(in: "Un été 🐉 ete", language: "fr", expansions: expansions)
+        #expect(accented.map(\.start).last == 10)   // "Un été " is 7 units, the dragon 2, then a space
+    }
+}
+
+/// A small deterministic generator (the test's cases are the same on every run).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
