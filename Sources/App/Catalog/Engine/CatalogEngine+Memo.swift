@@ -3,21 +3,49 @@ import Core
 import Foundation
 
 extension CatalogEngine {
+    /// Answers kept at one index version, in two generations: when the newer one fills up it
+    /// becomes the older, and an answer found in the older moves back — so the answers in use
+    /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
+    struct AnswerMemo {
+        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]])
+        /// Answers per generation.
+        static let limit = 4096
+        var version = -1
+        var answers: [String: Entry] = [:]
+        var older: [String: Entry] = [:]
+
+        mutating func answer(_ key: String) -> CatalogIndex.Answer? {
+            if let entry = answers[key] { return entry.answer }
+            guard let entry = older.removeValue(forKey: key) else { return nil }
+            keep(entry, key)
+            return entry.answer
+        }
+
+        mutating func keep(_ entry: Entry, _ key: String) {
+            if answers.count >= Self.limit { older = answers; answers = [:] }
+            answers[key] = entry
+        }
+
+        mutating func removeAll() {
+            answers.removeAll(keepingCapacity: true)
+            older.removeAll()
+        }
+    }
+
     /// The memo's answer for `key` at `version`, computing and keeping it when absent.
     /// Kept with each answer: its words' forms and stem tokens under `synonyms`, against which a
     /// change is checked (`MemoCarry`; a change of synonyms drops the memo).
     func memoized(_ key: String, words: [String], synonyms: Synonyms, version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
-        let known = memo.withLockedValue { $0.version == version ? $0.answers[key]?.answer : nil }
+        let known = memo.withLockedValue { $0.version == version ? $0.answer(key) : nil }
         if let known { return known }
         let answer = compute()
         memo.withLockedValue { memo in
             if memo.version != version {
                 guard version > memo.version else { return }
                 memo.version = version
-                memo.answers.removeAll(keepingCapacity: true)
+                memo.removeAll()
             }
-            if memo.answers.count >= AnswerMemo.limit { memo.answers.removeAll(keepingCapacity: true) }
-            memo.answers[key] = (answer, words, words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) })
+            memo.keep((answer, words, words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }), key)
         }
         return answer
     }
@@ -28,11 +56,11 @@ extension CatalogEngine {
         var verdicts: [String: Bool] = [:]
         let kept: Set<String>? = memo.withLockedValue { memo in
             guard memo.version == from, let carry else {
-                memo.answers.removeAll(keepingCapacity: true)
+                memo.removeAll()
                 memo.version = to
                 return nil
             }
-            memo.answers = memo.answers.filter { _, entry in
+            func stays(_ entry: AnswerMemo.Entry) -> Bool {
                 !entry.words.isEmpty && !zip(entry.words, entry.forms).contains { word, forms in
                     if let known = verdicts[word] { return known }
                     let verdict = carry.mayMatch(word, forms: forms)
@@ -40,8 +68,11 @@ extension CatalogEngine {
                     return verdict
                 }
             }
+            memo.answers = memo.answers.filter { stays($0.value) }
+            memo.older = memo.older.filter { stays($0.value) }
             memo.version = to
-            return Set(memo.answers.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys)
+            return Set((memo.answers.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys))
+                .union(memo.older.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys)
         }
         carrySearchMemo(from: from, to: to, carry, verdicts: verdicts, keptAnswers: kept)
     }

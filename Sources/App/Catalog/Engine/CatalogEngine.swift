@@ -33,12 +33,6 @@ final class CatalogEngine: @unchecked Sendable {
     /// The scheduled books out of the catalog, valid from..<until for one index state.
     struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
     let scheduleState = NIOLockedValueBox(ScheduleState())
-    struct AnswerMemo {
-        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]])
-        static let limit = 4096
-        var version = -1
-        var answers: [String: Entry] = [:]
-    }
     let logger: Logger
 
     /// Called once per change-log application (a metric).
