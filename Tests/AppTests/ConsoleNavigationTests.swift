@@ -20,7 +20,7 @@ struct ConsoleNavigationTests {
         #expect(home.label == "Dashboard" && home.current)
         #expect(groups.map(\.label) == ["Catalog", "Families", "Reports", "Automation", "Settings"])
         let byGroup = Self.labels(groups)
-        #expect(byGroup["Catalog"] == ["Books", "Categories", "Publishers", "Video assets", "Search synonyms", "Review queue", "Preview", "Rights calendar"])
+        #expect(byGroup["Catalog"] == ["Books", "Categories", "Publishers", "Video assets", "Search synonyms", "Review queue", "Preview", "Rights calendar", "Missing translations"])
         // Families: the families' and the parents' own pages (their paths kept), and the mail sent to them.
         let families = ResourceRegistry.all.filter { ["families", "parents"].contains($0.slug) }.map { AdminPath.list($0.slug) }
         #expect(Self.paths(groups)["Families"] == families + [AdminPath.outbox])

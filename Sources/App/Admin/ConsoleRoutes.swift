@@ -33,6 +33,7 @@ enum ConsoleRoutes {
         try catalog.register(collection: QuickSearchController())
         try catalog.register(collection: LookupController())
         try catalog.register(collection: PreviewController())
+        try catalog.register(collection: TranslationsController())
         try signedIn.tokens(reads: [.readCatalog, .batch]).register(collection: BatchJobController())
         try signedIn.tokens(reads: [.readCatalog, .import], posts: [.import]).register(collection: BookImportController())
         for resource in ResourceRegistry.all {

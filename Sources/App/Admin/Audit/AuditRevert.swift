@@ -101,6 +101,7 @@ struct AuditRevert: Sendable {
             }
             if fields.contains("category_ids") { try await restoreCategories(on: transaction, replacing: true) }
             if fields.contains("rights_windows") { try await restoreWindows(before["rights_windows"] as? [Any] ?? [], on: transaction, replacing: true) }
+            if hasTranslations(fields) { try await restoreTranslations(on: transaction) }
         case .delete:
             guard current[recordID] != nil else { throw Refused(message: "\(resource.singular) #\(recordID) is already gone.") }
             try await transaction.raw("DELETE FROM \(table) WHERE id = \(bind: recordID)").run()
@@ -112,6 +113,7 @@ struct AuditRevert: Sendable {
                 INSERT INTO \(table) (\(list)) SELECT \(list) FROM jsonb_populate_record(NULL::\(table), \(bind: Self.json(before))::jsonb)
                 """).run()
             if before["category_ids"] != nil { try await restoreCategories(on: transaction, replacing: false) }
+            if hasTranslations(Array(before.keys)) { try await restoreTranslations(on: transaction) }
             if let windows = before["rights_windows"] as? [Any], !windows.isEmpty {
                 // The book's rights windows went with it (ON DELETE CASCADE): they come back too.
                 try await restoreWindows(windows, on: transaction, replacing: false)

@@ -13,7 +13,7 @@ struct BookImportPlan: Sendable {
         ("publisher", "Publisher (name or id)"), ("status", "Status"), ("categories", "Categories (slugs or ids, separated by ;)"),
         ("rights_starts_at", "Rights window start (UTC)"), ("rights_ends_at", "Rights window end (UTC)"),
         ("territories", "Rights window territories"),
-    ]
+    ] + translationTargets
     /// The book form's stored fields an import may set.
     static let bookFields = ["title", "author", "description", "age_min", "age_max", "language", "cover_image_url", "status"]
 
@@ -31,6 +31,8 @@ struct BookImportPlan: Sendable {
         var publisherID: Int??
         var categoryIDs: [Int]?
         var window: Window?
+        /// Translations by locale (`title[fr]`, `description[fr]`; nil fields: left as they are).
+        var translations: [String: (title: String?, description: String?)] = [:]
     }
 
     let header: [String]
@@ -173,6 +175,9 @@ struct BookImportPlan: Sendable {
             } else if let endText = cell("rights_ends_at"), !endText.isEmpty {
                 planned.append(refuse("rights_starts_at: a rights window needs a start.")); continue
             }
+            let translated = translations(cell)
+            if let refusal = translated.refusal { planned.append(refuse(refusal)); continue }
+            row.translations = translated.values
             planned.append(row)
         }
         return BookImportPlan(header: header, mapping: mapping, rows: planned)

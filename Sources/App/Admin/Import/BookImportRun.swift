@@ -116,6 +116,7 @@ enum BookImportRun {
                                       AND r.ends_at IS NOT DISTINCT FROM x.ends_at::timestamptz AND r.territories = string_to_array(x.territories, ' '))
                 """).run()
         }
+        try await BookImportPlan.writeTranslations(rows.map { (bookID($0), $0.translations) }, on: sql)
         return (rows.map(bookID), created.count, updated.count)
     }
 

@@ -34,6 +34,7 @@ extension LayoutView {
             + resources.map { page(resourceGroups[$0.slug] ?? "Catalog", $0.navigationLabel, AdminPath.list($0.slug), $0.slug) }
             + [page("Catalog", "Review queue", AdminPath.reviews, "reviews"), page("Catalog", "Preview", AdminPath.preview, "preview"),
                page("Catalog", "Rights calendar", AdminPath.rightsCalendar, "rights"),
+               page("Catalog", "Missing translations", AdminPath.path(TranslationsController.path), "translations"),
                page("Reports", "Most played", AdminPath.playsReport, "reports"),
                page("Reports", "Searches that found nothing", AdminPath.searchMissesReport, "searches"),
                page("Reports", "Audit log", AdminPath.audit, "audit")]

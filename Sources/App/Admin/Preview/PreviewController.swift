@@ -19,6 +19,8 @@ struct PreviewController: RouteCollection {
     struct Page: Encodable {
         let layout: LayoutView
         let country: String
+        /// The family's locale (docs/localization.md): titles and descriptions as they read them.
+        let locales: [OptionView]
         let date: String
         let maxAge: String
         let q: String
@@ -44,6 +46,8 @@ struct PreviewController: RouteCollection {
         var problem: String?
         let countryText = value("country").isEmpty ? req.application.settings.defaultCountry : value("country").uppercased()
         if case .success(let codes) = Territories.parse(countryText), codes.count == 1 {} else { problem = "Use one ISO country code such as FR." }
+        let catalogLocales = req.application.settings.catalogLocales
+        let locale = catalogLocales.match(value("locale")) ?? catalogLocales.defaultLocale
         let dateText = value("date")
         var at = req.now
         if !dateText.isEmpty {
@@ -64,7 +68,8 @@ struct PreviewController: RouteCollection {
             let reading = try await req.appServices.catalogCache.current(for: req)
             try await engine.catchUp(to: reading.generation.version, on: req.db)
             let synonyms = try await req.appServices.synonyms.current(version: reading.synonymsVersion, on: req.sql)
-            let scope = CatalogScope(maxAge: maxAge, blockedCategories: blocked, country: countryText)
+            var scope = CatalogScope(maxAge: maxAge, blockedCategories: blocked, country: countryText)
+            scope.locales = catalogLocales.chain(for: locale)
             let answer = engine.page(parameters, scope: scope, now: at, synonyms: synonyms)
             let page = try JSONDecoder().decode(PageJSON.self, from: answer.body)
             total = answer.total
@@ -73,19 +78,20 @@ struct PreviewController: RouteCollection {
             let names = Dictionary(uniqueKeysWithValues: categories.map { ($0.id, $0.name) })
             categoryFacets = page.meta.facets.categories.map { Facet(label: names[$0.id] ?? $0.slug, count: $0.count) }
             ageFacets = page.meta.facets.age_bands.map { Facet(label: "Ages \($0.band)", count: $0.count) }
-            let described = "{\"country\": \"\(countryText)\", \"date\": \"\(dateText.isEmpty ? "now" : dateText)\", \"max_age\": \(maxAge.map(String.init) ?? "null"), \"blocked_categories\": \(blocked)}"
+            let described = "{\"country\": \"\(countryText)\", \"date\": \"\(dateText.isEmpty ? "now" : dateText)\", \"max_age\": \(maxAge.map(String.init) ?? "null"), \"blocked_categories\": \(blocked), \"locale\": \"\(locale)\"}"
             try await AuditWriter(staff: staff).record(.preview, table: "catalog", ids: [0], before: [:], after: [0: described], on: req.sql)
         }
         let selectedCategory = value("category"), sort = value("sort")
         let page = Page(
-            layout: LayoutView(req, title: "Preview as a family", section: "preview"), country: countryText, date: dateText,
+            layout: LayoutView(req, title: "Preview as a family", section: "preview"), country: countryText,
+            locales: catalogLocales.supported.map { OptionView(value: $0, label: $0, selected: $0 == locale) }, date: dateText,
             maxAge: maxAge.map(String.init) ?? "", q: value("q"),
             categories: [OptionView(value: "", label: "Any", selected: selectedCategory.isEmpty)]
                 + categories.map { OptionView(value: $0.slug, label: $0.name, selected: $0.slug == selectedCategory) },
             blocked: categories.map { OptionView(value: String($0.id), label: $0.name, selected: blocked.contains($0.id)) },
             sorts: ["", "title", "newest"].map { OptionView(value: $0, label: $0.isEmpty ? "Relevance / recently added" : $0.capitalized, selected: $0 == sort) },
             books: books, total: total, categoryFacets: categoryFacets, ageFacets: ageFacets, error: problem, engineMissing: !engineReady,
-            summary: "\(total.formatted()) \(total == 1 ? "book" : "books") for a family in \(countryText)\(dateText.isEmpty ? " now" : " on \(dateText)")\(maxAge.map { ", up to age \($0)" } ?? "")\(blocked.isEmpty ? "" : ", \(blocked.count) blocked \(blocked.count == 1 ? "category" : "categories")")",
+            summary: "\(total.formatted()) \(total == 1 ? "book" : "books") for a family in \(countryText) reading \(locale)\(dateText.isEmpty ? " now" : " on \(dateText)")\(maxAge.map { ", up to age \($0)" } ?? "")\(blocked.isEmpty ? "" : ", \(blocked.count) blocked \(blocked.count == 1 ? "category" : "categories")")",
             calendarURL: AdminPath.rightsCalendar + "?territory=" + countryText + (dateText.count >= 7 ? "&month=" + dateText.prefix(7) : ""))
         return try await req.page("preview", page, status: problem == nil ? .ok : .badRequest)
     }

@@ -53,12 +53,14 @@ extension AdminResource {
                 AdminColumn("book_count", "Books", sql: bookCount),
                 AdminColumn("updated_at", "Updated", format: .datetime),
             ],
+            recordActions: [RecordAction(label: "Translations", path: TranslationsController.path)],
             deleteWarning: { id, sql in
                 let n = try await sql.count(from: "book_categories", where: "category_id", is: id)
                 return n == 0 ? "No book has this category." : "\(n) \(n == 1 ? "book loses" : "books lose") this category."
             },
             // Its books lose it (the database cascades): an audit row each, as any change of a book.
-            deleteChanges: AdminDeleteChanges(resource: { .books }, ids: { "SELECT book_id AS id FROM book_categories WHERE category_id = \(bind: $0)" })
+            deleteChanges: AdminDeleteChanges(resource: { .books }, ids: { "SELECT book_id AS id FROM book_categories WHERE category_id = \(bind: $0)" }),
+            snapshot: SQLFragment(trusted: "to_jsonb(t) || jsonb_build_object('names', \(TranslationQueries.categorySnapshot))")
         )
     )
 

@@ -36,7 +36,7 @@ extension AdminResource {
                 AdminColumn("video_status", "Video status", sql: "v.status"),
                 AdminColumn("duration_seconds", "Duration (s)", sql: BookSQL.readyDuration("v")),
                 AdminColumn("rights", "Rights now", sql: BookSQL.rightsAvailable("t"), format: .boolean),
-            ],
+            ] + BookImportPlan.translationColumns,
             estimateAbove: 20_000,
             importURL: AdminPath.path("books", "import")
         ),
@@ -95,7 +95,8 @@ extension AdminResource {
                 AdminColumn("created_at", "Created", format: .datetime), AdminColumn("updated_at", "Updated", format: .datetime),
             ],
             related: bookRelated,
-            recordActions: [RecordAction(label: "Cover", path: BookCoverController.path), RecordAction(label: "Review", path: ReviewController.path)],
+            recordActions: [RecordAction(label: "Cover", path: BookCoverController.path), RecordAction(label: "Review", path: ReviewController.path),
+                            RecordAction(label: "Translations", path: TranslationsController.path)],
             deleteWarning: { id, sql in
                 let goes = try await sql.raw("""
                     SELECT (SELECT count(*) FROM library_entries WHERE book_id = \(bind: id)) AS libraries,
@@ -122,11 +123,12 @@ extension AdminResource {
 
     /// A book for the audit log: its columns, its categories and its rights windows (not the
     /// search vector) — all that a restore from the audit log brings back.
-    static let bookSnapshot: SQLFragment = """
+    static let bookSnapshot = SQLFragment(trusted: """
         (to_jsonb(t) - 'search_vector' - 'stem_vector' - 'translated_titles' - 'content_version') || jsonb_build_object('category_ids',
             ARRAY(SELECT bc.category_id FROM book_categories bc WHERE bc.book_id = t.id ORDER BY bc.category_id),
-            'rights_windows', COALESCE((SELECT jsonb_agg(to_jsonb(r) ORDER BY r.starts_at, r.id) FROM rights_windows r WHERE r.book_id = t.id), '[]'))
-        """
+            'rights_windows', COALESCE((SELECT jsonb_agg(to_jsonb(r) ORDER BY r.starts_at, r.id) FROM rights_windows r WHERE r.book_id = t.id), '[]'),
+            'translations', \(TranslationQueries.bookSnapshot))
+        """)
 
     private static let validateBook: @Sendable (FormValues) -> [String: String] = { values in
         var errors: [String: String] = [:]
