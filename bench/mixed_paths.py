@@ -50,7 +50,10 @@ while os.environ.get("SUGGEST") and len(paths) < 2000:
 target = int(os.environ.get("ONEOFF") or 6000)
 if os.environ.get("ONEOFF"):
     rng = random.Random(int(os.environ["ONEOFF"]))
-while not os.environ.get("SUGGEST") and len(paths) < target:
+attempts = 0
+# A small catalog has fewer distinct paths than asked for: stop when new ones stop coming.
+while not os.environ.get("SUGGEST") and len(paths) < target and attempts < 20 * target:
+    attempts += 1
     r = rng.random()
     if r < 0.55:
         q = typed() + (" " + typed() if rng.random() < 0.2 else "")

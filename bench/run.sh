@@ -180,6 +180,7 @@ for n in $sizes; do
     relevance_set
     compression_mix
     child_device_mix "$unscoped"
+    speed_mix
     child_mix
     echo "app RSS after the runs at $n books: $(ps -o rss= -p $server | awk '{printf "%.0f MB", $1/1024}')" | tee -a "$work/seed.txt"
     # The console's list pages and dashboard, one or two filters, any sort, deep pages (bench/console.sh).

@@ -11,7 +11,7 @@
 speed_mix() {
     local floor baseA baseB r p50 p99 bad ratio writer
     mixed_paths
-    ONEOFF=150000 python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
+    ONEOFF=${BENCH_ONEOFF_PATHS:-150000} python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
     printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
     child_devices_setup
     head -1 "$work/tokens.txt" > "$work/one-token.txt"

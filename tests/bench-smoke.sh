@@ -6,7 +6,7 @@
 # start from the snapshot used it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(COLD_SLICES=1 BENCH_SIZES=200 BENCH_DURATION=1 BENCH_CONNECTIONS=4 BENCH_BUILD=debug BENCH_SKIP_BUILD=1 bench/run.sh 2>&1)
+out=$(COLD_SLICES=1 BENCH_ONEOFF_PATHS=2000 BENCH_SIZES=200 BENCH_DURATION=1 BENCH_CONNECTIONS=4 BENCH_BUILD=debug BENCH_SKIP_BUILD=1 bench/run.sh 2>&1)
 echo "$out" | tail -25
 rows=$(echo "$out" | grep -c '^| 200 | ' || true)
 if [ "$rows" -lt 24 ]; then echo "bench smoke: expected 24 result rows for size 200, got $rows" >&2; exit 1; fi
@@ -17,5 +17,8 @@ if ! echo "$out" | grep -E 'rolling restart at 200 books: instance [0-9]+: stopp
 fi
 if ! echo "$out" | grep -E 'cold start at 200 books, snapshot: .* loaded in [0-9.]+ s' >/dev/null; then
     echo "bench smoke: the cold start did not load the engine snapshot" >&2; exit 1
+fi
+if ! echo "$out" | grep -E 'page, one-off \(all steps' >/dev/null; then
+    echo "bench smoke: the engine's per-step profile printed nothing" >&2; exit 1
 fi
 scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS st_bench_200_$(sha1sum seeds/demo.json | cut -c1-8) WITH (FORCE)" >/dev/null

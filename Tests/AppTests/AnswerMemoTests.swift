@@ -1,5 +1,6 @@
 @testable import App
 import CatalogIndexing
+import Foundation
 import Testing
 
 /// The engine's kept answers in two generations: answers in use stay while one-off searches pass.
@@ -24,5 +25,21 @@ struct AnswerMemoTests {
         #expect(memo.answers.count + memo.older.count <= 2 * limit)
         memo.removeAll()
         #expect(memo.answer("popular") == nil)
+    }
+}
+
+@Suite("Search misses' weeks")
+struct SearchMissWeekTests {
+    @Test("the week of a miss by arithmetic is the ISO week's Monday (UTC) the calendar gives, over 5,000 random instants and the edges")
+    func weekByArithmetic() {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Double] = [0, 345_599, 345_600, 345_601, 1_798_675_200 - 1, 1_798_675_200, -86_400 * 3.5]
+        let instants = edges + (0..<5_000).map { _ in Double.random(in: -1e9...4e9, using: &generator) }
+        for t in instants {
+            let date = Date(timeIntervalSince1970: t)
+            #expect(SearchMisses.week(of: date) == calendar.dateInterval(of: .weekOfYear, for: date)!.start, "\(t)")
+        }
     }
 }

@@ -50,10 +50,11 @@ final class SearchMisses: Sendable {
     }
 
     /// The Monday (UTC) starting the week of `date`.
+    /// By arithmetic (a search that found nothing runs this; a calendar per call cost more than
+    /// the search): 1970-01-05 was a Monday, and UTC weeks are 604,800 seconds.
     static func week(of date: Date) -> Date {
-        var calendar = Calendar(identifier: .iso8601)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar.dateInterval(of: .weekOfYear, for: date)!.start
+        let monday: Double = 4 * 86_400, week: Double = 7 * 86_400
+        return Date(timeIntervalSince1970: ((date.timeIntervalSince1970 - monday) / week).rounded(.down) * week + monday)
     }
 
     static func familyKey(account: Int, week: Date, secret: String) -> [UInt8] {
