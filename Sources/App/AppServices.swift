@@ -33,6 +33,8 @@ final class AppServices: Sendable {
     let jobs = JobRunner()
     /// Cover uploads: image work bounded per instance (`COVER_WORKERS`, `COVER_QUEUE`).
     let coverGate: CoverGate
+    /// Video webhooks: copies of one delivery wait for the first without a database connection.
+    let videoDeliveries = VideoDeliveries()
 
     init(logger: Logger, workingDirectory: String, settings: Settings) {
         let metrics = AppMetrics(), clock = AppClock()

@@ -17,9 +17,10 @@ func configure(_ app: Application, settings: Settings? = nil) async throws {
     postgres.coreConfiguration.options.connectTimeout = .seconds(settings.databaseConnectTimeout)
     // Names this instance's connections, so /metrics can report its pool as PostgreSQL sees it.
     postgres.coreConfiguration.options.additionalStartupParameters = [("application_name", app.appServices.metrics.applicationName)]
+    // A request may wait for a connection being opened: never give up before the opening would.
     app.databases.use(
         .postgres(configuration: postgres, maxConnectionsPerEventLoop: settings.databasePoolPerLoop,
-                  connectionPoolTimeout: .seconds(5), sqlLogLevel: .debug),
+                  connectionPoolTimeout: .seconds(max(5, settings.databaseConnectTimeout)), sqlLogLevel: .debug),
         as: .psql)
     if let readURL = settings.databaseReadURL {
         var replica = try SQLPostgresConfiguration(url: readURL)

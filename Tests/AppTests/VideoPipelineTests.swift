@@ -32,6 +32,10 @@ struct VideoPipelineTests {
     }
 
     static func code(_ response: TestingHTTPResponse) -> String? { try? response.json["code"] as? String }
+    /// The answer's `Webhook-Outcome`, or (an error) its status and body.
+    static func outcome(_ response: TestingHTTPResponse) -> String {
+        response.headers.first(name: "Webhook-Outcome") ?? "\(response.status.code) \(response.body.string)"
+    }
 
     @Test("created → processing → ready: the asset, captions by language, the catalog and the audit follow; failed keeps the media", .app)
     func lifecycle() async throws {
@@ -123,7 +127,7 @@ struct VideoPipelineTests {
         let timestamp = Int(Date().timeIntervalSince1970)
         let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<8 {
-                group.addTask { try await Self.send(app, ready, id: id, timestamp: timestamp).headers.first(name: "Webhook-Outcome") ?? "?" }
+                group.addTask { Self.outcome(try await Self.send(app, ready, id: id, timestamp: timestamp)) }
             }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }

@@ -25,8 +25,8 @@ struct VideoWebhookController: RouteCollection {
             throw Self.problem(error)
         }
         let event = try VideoEvent(json: body)
-        let outcome = try await req.transaction { sql in
-            try await VideoEvents.apply(event, webhookID: id!, payload: body, on: sql)
+        let outcome = try await req.appServices.videoDeliveries.deliver(id!) {
+            try await req.transaction { sql in try await VideoEvents.apply(event, webhookID: id!, payload: body, on: sql) }
         }
         guard let outcome else {
             throw Problem(status: .unprocessableEntity, code: "unknown_book", detail: "No book has the id \(event.bookID).", field: "data.book_id")
