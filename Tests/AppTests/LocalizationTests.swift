@@ -118,11 +118,14 @@ extension LocalizationTests {
               FROM books b JOIN books o ON o.id = (b.id * 7) % 900 + 1
               CROSS JOIN (VALUES ('fr', 1), ('es', 2), ('de', 3)) AS l(locale, n)
              WHERE b.id % 3 = 0 AND (b.id + l.n) % 2 = 0 AND (b.id + l.n) % 12 <> 0
-            """).run()
+            ON CONFLICT (book_id, locale) DO NOTHING
+            """).run()   // beside the demo's own French and Spanish titles
         try await app.sql.raw("""
             INSERT INTO category_translations (category_id, locale, name)
             SELECT c.id, l.locale, c.name || ' (' || l.locale || ')' FROM categories c CROSS JOIN (VALUES ('fr'), ('es')) AS l(locale) WHERE (c.id + length(l.locale)) % 3 <> 0
+            ON CONFLICT (category_id, locale) DO UPDATE SET name = excluded.name
             """).run()
+        try await app.sql.raw("DELETE FROM category_translations WHERE locale = 'de' AND category_id % 2 = 0").run()
         try await app.appServices.catalogEngine.build(on: app.db)
         let parent = try await app.makeParent()
         let (words, slugs, categoryIDs, publishers) = try await CatalogEngineTests.vocabulary(app)
@@ -146,7 +149,7 @@ extension LocalizationTests {
             let a = try CatalogEngineTests.jsonObject(sql), b = try CatalogEngineTests.jsonObject(engine)
             #expect(a == b, "\(path) \(headers)\nSQL:    \(sql.body.string.prefix(800))\nengine: \(engine.body.string.prefix(800))")
             #expect(sql.headers.first(name: .contentLanguage) == engine.headers.first(name: .contentLanguage), "\(path)")
-            if ["Traduit", " fr\"", " es\"", " de\"", "(fr)\"", "(es)\""].contains(where: sql.body.string.contains) { translated += 1 }
+            if ["Traduit", " fr\"", " es\"", " de\"", "(fr)\"", "(es)\"", "Gutenachtgeschichten", "Une histoire", "Una historia", "Un conte", "Un cuento"].contains(where: sql.body.string.contains) { translated += 1 }
             compared += 1
             if a != b { break }
         }
@@ -161,5 +164,31 @@ extension LocalizationTests {
                 if sql.status == .ok { #expect(try CatalogEngineTests.jsonObject(sql) == CatalogEngineTests.jsonObject(engine), "book \(id) in \(locale)") }
             }
         }
+    }
+}
+
+extension LocalizationTests {
+    @Test("PATCH /me preferred_locale: one of CATALOG_LOCALES (a regional tag matched), null clears it, anything else a 400 that changes nothing; the catalog follows", .app)
+    func preferredLocale() async throws {
+        let app = try app()
+        let horse = try await app.makeBook("The Little Horse")
+        try await Self.translate(app, book: horse, "de", title: "Das kleine Pferd")
+        let parent = try await app.makeParent()
+        #expect(try await app.get("/api/v1/me", token: parent.token).dataObject["preferred_locale"] is NSNull)
+        let set = try await app.send(.PATCH, "/api/v1/me", token: parent.token, json: #"{"preferred_locale": "de-AT"}"#)
+        let setLocale = try set.dataObject["preferred_locale"] as? String
+        #expect(set.status == .ok && setLocale == "de")
+        for engine in [true, false] {
+            app.settings.catalogEngine = engine
+            let books = try await app.get("/api/v1/catalog/books", token: parent.token)
+            #expect(try books.dataArray.first?["title"] as? String == "Das kleine Pferd" && books.headers.first(name: .contentLanguage) == "de", "engine \(engine)")
+        }
+        let bad = try await app.send(.PATCH, "/api/v1/me", token: parent.token, json: #"{"preferred_locale": "klingon", "country": "FR"}"#)
+        #expect(bad.status == .badRequest && bad.body.string.contains("preferred_locale"))
+        let unchanged = try await app.get("/api/v1/me", token: parent.token).dataObject
+        #expect(unchanged["country"] as? String != "FR" && unchanged["preferred_locale"] as? String == "de")
+        let cleared = try await app.send(.PATCH, "/api/v1/me", token: parent.token, json: #"{"preferred_locale": null}"#)
+        #expect(try cleared.dataObject["preferred_locale"] is NSNull)
+        #expect(try await app.get("/api/v1/catalog/books", token: parent.token).dataArray.first?["title"] as? String == "The Little Horse")
     }
 }

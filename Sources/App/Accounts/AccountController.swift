@@ -17,6 +17,8 @@ struct AccountController: APIRouteCollection {
         let emailVerified: Bool
         let timeZone: String
         let country: String
+        /// The locale the catalog answers in when the app names none (docs/localization.md); null: the default.
+        @ExplicitNull var preferredLocale: String?
     }
 
     @Sendable
@@ -36,6 +38,17 @@ struct AccountController: APIRouteCollection {
             }
             country = codes[0]
         }
+        // preferred_locale: one of CATALOG_LOCALES, or null to clear it.
+        var locale: String??
+        if body.has("preferred_locale") {
+            if body.isNull("preferred_locale") { locale = .some(nil) } else {
+                let text = try body.string("preferred_locale", maxLength: 10)
+                guard let matched = req.application.settings.catalogLocales.match(text) else {
+                    throw Problem.invalidParameter("preferred_locale", "preferred_locale must be one of \(req.application.settings.catalogLocales.supported.joined(separator: ", ")), or null")
+                }
+                locale = matched
+            }
+        }
         var zone: String?
         if body.has("time_zone") {
             zone = try body.string("time_zone", maxLength: 64)
@@ -44,7 +57,8 @@ struct AccountController: APIRouteCollection {
             }
         }
         let parent = try req.parentID
-        try await req.transaction { [zone, country] sql in
+        try await req.transaction { [zone, country, locale] sql in
+            if let locale { try await AccountQueries.setPreferredLocale(locale, of: parent, on: sql) }
             if let zone { try await AccountQueries.set("time_zone", to: zone, of: parent, on: sql) }
             if let country { try await AccountQueries.set("country", to: country, of: parent, on: sql) }
         }
@@ -54,6 +68,6 @@ struct AccountController: APIRouteCollection {
     private static func me(_ req: Request) async throws -> MeDTO {
         guard let me = try await AccountQueries.me(parent: try req.parentID, on: req.sql) else { throw Problem.unauthorized }
         return MeDTO(id: me.id, email: me.email, emailVerified: me.verified, timeZone: me.timeZone,
-                     country: me.country ?? req.application.settings.defaultCountry)
+                     country: me.country ?? req.application.settings.defaultCountry, preferredLocale: me.preferredLocale)
     }
 }

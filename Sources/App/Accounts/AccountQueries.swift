@@ -116,11 +116,11 @@ enum AccountQueries {
         return (receipt, children, devices)
     }
 
-    struct Me: Decodable { let id: Int; let email: String; let verified: Bool; let timeZone: String; let country: String? }
+    struct Me: Decodable { let id: Int; let email: String; let verified: Bool; let timeZone: String; let country: String?; let preferredLocale: String? }
 
     static func me(parent: Int, on sql: any SQLDatabase) async throws -> Me? {
         try await sql.raw("""
-            SELECT id, email, email_verified_at IS NOT NULL AS verified, time_zone, country FROM parents WHERE id = \(bind: parent)
+            SELECT id, email, email_verified_at IS NOT NULL AS verified, time_zone, country, preferred_locale FROM parents WHERE id = \(bind: parent)
             """).first(decoding: Me.self, keyDecodingStrategy: .convertFromSnakeCase)
     }
 
@@ -142,6 +142,17 @@ enum AccountQueries {
     enum PasswordChange: String { case changed = "account.password", reset = "account.password_reset" }
 
     /// A new password hash, audited without the hash.
+    /// The account's preferred locale (nil: none), recorded in its log as other settings are.
+    static func setPreferredLocale(_ locale: String?, of parent: Int, on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            WITH old AS (SELECT preferred_locale AS value FROM parents WHERE id = \(bind: parent) FOR UPDATE),
+            changed AS (UPDATE parents SET preferred_locale = \(bind: locale), updated_at = now() WHERE id = \(bind: parent) RETURNING id)
+            INSERT INTO parent_audit_log (parent_id, action, before, after)
+            SELECT \(bind: parent), 'account.preferred_locale', jsonb_build_object('preferred_locale', old.value), jsonb_build_object('preferred_locale', \(bind: locale)::text)
+              FROM old, changed
+            """).run()
+    }
+
     static func setPassword(_ hash: String, of parent: Int, audit: PasswordChange, on sql: any SQLDatabase) async throws {
         let stamp = audit == .changed ? "changed_at" : "reset_at"
         try await sql.raw("UPDATE parents SET password_hash = \(bind: hash), updated_at = now() WHERE id = \(bind: parent)").run()
