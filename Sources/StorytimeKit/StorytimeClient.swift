@@ -15,6 +15,7 @@ public final class StorytimeClient: Sendable {
     private let api: Client
     private let session: Session
     private let answers = ETagCacheMiddleware.Store(capacity: 500)
+    let languages = LanguageStore()
 
     /// A client of the server at `baseURL` (e.g. `https://api.storytime.example`), over URLSession.
     public convenience init(baseURL: URL) {
@@ -27,7 +28,7 @@ public final class StorytimeClient: Sendable {
         self.session = session
         api = Client(serverURL: baseURL, transport: transport,
                      middlewares: [ProblemMiddleware(), IdempotencyMiddleware(), BearerMiddleware(session: session),
-                                   ETagCacheMiddleware(store: answers)])
+                                   LanguageMiddleware(store: languages), ETagCacheMiddleware(store: answers)])
     }
 
     // MARK: Signing in

@@ -48,10 +48,13 @@ struct CatalogCalendarController: APIRouteCollection {
         @ExplicitNull var child: Int?
         /// Only windows that apply in the caller's country count.
         let country: String
+        /// The family's locales (docs/localization.md): the books' titles and descriptions.
+        let locales: [String]
 
         init(_ query: QueryParameters, req: Request) async throws {
             zone = try await req.timeZone(query)
             country = try await req.parentCountry()
+            locales = try await req.catalogLanguage(version: try await req.appServices.catalogCache.current(for: req).countriesVersion)
             if let child = try query.integer("child_id", in: 1...Int(Int32.max), what: "a positive integer") {
                 self.child = try await req.ownedChild(child).id
             } else {
@@ -72,9 +75,9 @@ struct CatalogCalendarController: APIRouteCollection {
         } else {
             monthText = try await queries.currentMonth()
         }
-        let key = "calendar|\(monthText)|\(scope.zone)|\(scope.country)"
+        let key = "calendar|\(monthText)|\(scope.zone)|\(scope.country)|\(scope.locales.joined(separator: ","))"
         let generation = scope.child == nil ? try await req.appServices.catalogCache.current(for: req).generation : nil
-        if let generation, let hit = req.appServices.catalogCache.entry(key, in: generation) { return Response.json(hit.body) }
+        if let generation, let hit = req.appServices.catalogCache.entry(key, in: generation) { return Response.json(hit.body).languageHeaders(req) }
 
         // The grid starts on the Monday on or before the 1st.
         let grid = try await queries.gridStart(month: monthText)
@@ -103,7 +106,7 @@ struct CatalogCalendarController: APIRouteCollection {
         }
         let body = try ByteBuffer.json(ItemDTO(data: MonthDTO(month: monthText, timeZone: scope.zone, days: days)))
         if let generation { req.appServices.catalogCache.store(.init(body: body, totalCount: 0, etag: nil), for: key, in: generation) }
-        return Response.json(body)
+        return Response.json(body).languageHeaders(req)
     }
 
     /// One day's arrivals or departures in full, as book objects, by title.
@@ -119,6 +122,6 @@ struct CatalogCalendarController: APIRouteCollection {
         let queries = CatalogCalendarQueries(sql: req.sql, scope: scope, now: req.now)
         let total = try await queries.dayCount(date, kind: kind.rawValue)
         let items = page.offset < total ? try await queries.dayBooks(date, kind: kind.rawValue, page: page) : []
-        return try Response.page(items, page: page, total: total, query: query, req: req)
+        return try Response.page(items, page: page, total: total, query: query, req: req).languageHeaders(req)
     }
 }

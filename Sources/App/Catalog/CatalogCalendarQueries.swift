@@ -11,6 +11,7 @@ struct CatalogCalendarQueries {
     let zone: String
     let child: Int?
     let country: String
+    let locales: [String]
     /// The instant of the request (the app's clock): the month now, and which books are live.
     let now: Date
 
@@ -20,6 +21,7 @@ struct CatalogCalendarQueries {
         zone = scope.zone
         child = scope.child
         country = scope.country
+        locales = scope.locales
     }
 
     /// `(kind, day, book_id)` of every arrival and departure from `first` for `days` days.
@@ -113,7 +115,7 @@ struct CatalogCalendarQueries {
     /// A page of the live books `kind` on `date`, as book objects, by title.
     func dayBooks(_ date: String, kind: String, page: PageRequest) async throws -> [BookDTO] {
         try await sql.raw("""
-            SELECT \(BookDTO.columns(country: country, at: now)) FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b", at: now)) \(BookDTO.joins)
+            SELECT \(BookDTO.columns(country: country, at: now, locales: locales)) FROM (\(dayEvents(date, kind: kind))) e JOIN books b ON b.id = e.book_id AND \(BookSQL.live("b", at: now)) \(BookDTO.joins)
              ORDER BY lower(b.title), b.id LIMIT \(bind: page.perPage) OFFSET \(bind: page.offset)
             """).all().map(BookDTO.init(row:))
     }
