@@ -76,6 +76,8 @@ import VaporTesting
             let search = try await app.get("/api/v1/catalog/books?q=chevaux&locale=fr", token: parent.token)
             #expect(try search.dataArray.map { $0["id"] as! Int } == [horse], "engine \(engine)")
             let highlight = try (search.json["meta"] as? [String: Any])?["highlights"] as? [[String: Any]]
+            let suggestions = try await app.get("/api/v1/catalog/suggest?q=petit&locale=fr", token: parent.token).dataArray
+            #expect(suggestions.contains { $0["kind"] as? String == "title" && $0["text"] as? String == "Le Petit Cheval" }, "engine \(engine): \(suggestions)")
             let range = (highlight?.first?["title"] as? [[String: Any]])?.first
             #expect(range?["start"] as? Int == 9 && range?["length"] as? Int == 6, "\(String(describing: highlight))")
         }

@@ -27,15 +27,17 @@ extension CatalogEngine {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return reading(at: micros) { index, offline, stateKey, version in
             let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            // Titles in the family's locale (docs/localization.md): kept per locale.
+            let locales = scope?.locales ?? [], localized = locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")
             func compute() -> [SuggestionDTO] {
                 let expansions = searchMemoized(\.expansions, words.joined(separator: " "), version: version, synonyms: synonyms) {
                     index.expansions(words, synonyms: synonyms)
                 }
                 let found = index.suggest(expansions, scope: narrowing, offline: offline, words: SuggestRules.maxWords, titles: SuggestRules.maxSuggestions)
-                return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0).title) }, before: Array(words.dropLast()))
+                return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0, locales: locales).title) }, before: Array(words.dropLast()))
             }
             // Kept per version when no scope narrows the catalog (as the catalog's answers are).
-            return narrowing == nil ? searchMemoized(\.suggestions, words.joined(separator: " ") + stateKey, version: version, synonyms: synonyms, compute) : compute()
+            return narrowing == nil ? searchMemoized(\.suggestions, words.joined(separator: " ") + stateKey + localized, version: version, synonyms: synonyms, compute) : compute()
         }
     }
 }
