@@ -55,7 +55,8 @@ DECLARE
 BEGIN
     FOREACH line IN ARRAY string_to_array(titles, E'\n') LOOP
         CONTINUE WHEN position(E'\t' IN line) = 0;
-        result := result || storytime_stem_tokens(split_part(split_part(line, E'\t', 1), '-', 1), split_part(line, E'\t', 2));
+        -- Qualified: a restore (pg_restore) computes the column with an empty search_path.
+        result := result || public.storytime_stem_tokens(split_part(split_part(line, E'\t', 1), '-', 1), split_part(line, E'\t', 2));
     END LOOP;
     RETURN result;
 END $$;
