@@ -6,7 +6,8 @@
 # tablets paired to children with controls (max age 8, one blocked category), from one tablet,
 # and from the parent's token with child_id on every catalog request (each ÷ A); parents'
 # repeated mix without writes (base B); the one-off mix (~150,000 distinct paths, mostly
-# searches never asked before in this run) (÷ B). Then the engine's per-step profile
+# searches never asked before in this run) (÷ B); the repeated mix with a third of its requests in
+# French (÷ B). Then the engine's per-step profile
 # (`App engine profile`): what each step of a list answer costs, kept and one-off, scoped or not.
 speed_mix() {
     local floor baseA baseB r p50 p99 bad ratio writer
@@ -20,9 +21,13 @@ speed_mix() {
     scoped_child=$(head -1 <<<"$ids")
     awk -v c="$scoped_child" '/^\/api\/v1\/catalog\/books/ { print $0 (index($0, "?") ? "&" : "?") "child_id=" c; next } { print }' \
         "$work/paths.txt" > "$work/child-id-paths.txt"
+    # The same mix with a third of the requests in French (`locale=fr`: localized titles, categories and highlights).
+    awk 'NR % 3 == 0 && /^\/api\/v1\/catalog\// { print $0 (index($0, "?") ? "&" : "?") "locale=fr"; next } { print }' \
+        "$work/paths.txt" > "$work/fr-paths.txt"
     # Warm: fill the kept answers of the repeated mix (parents and tablets), and each tablet's scope.
-    for tokens in "" "$work/tokens.txt"; do
-        PATHS="$work/paths.txt" TOKEN="$token" TOKENS="$tokens" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
+    for warm in "paths|" "paths|$work/tokens.txt" "fr-paths|"; do
+        IFS='|' read -r file tokens <<<"$warm"
+        PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
     done
 
     wrk -t2 -c"$connections" -d"${duration}s" --latency "$base/livez" > "$work/wrk.txt" 2>&1 || true
@@ -37,6 +42,7 @@ speed_mix() {
       "parent token with child_id on every list, 10 writes/s|child-id-paths|-|10|vsA"
       "parents, repeated mix, 0 writes/s|paths|-|0|B"
       "one-off mix (~150k distinct paths), 0 writes/s|oneoff|-|0|vsB"
+      "repeated mix, a third of requests in French (locale=fr), 0 writes/s|fr-paths|-|0|vsB"
     )
     for entry in "${rows[@]}"; do
         IFS='|' read -r name file tokens writes role <<<"$entry"
