@@ -42,6 +42,9 @@ public struct CatalogBook: Sendable {
     /// The book's own language (ISO 639-1): the base text's; a translation into it is not used.
     public var language = ""
     public var translations: [Translation] = []
+    /// Where the description's JSON literal lies in `json` (the loader knows; found when nil), so a
+    /// translated description is spliced in without scanning the object.
+    public var descriptionRange: Range<Int>? = nil
     /// Scheduled publishing: in the catalog from `liveFrom` until `liveUntil` (microseconds; nil: no bound).
     public var liveFrom: Int64?
     public var liveUntil: Int64?

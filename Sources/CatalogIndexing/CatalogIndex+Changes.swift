@@ -157,6 +157,8 @@ extension CatalogIndex {
         createdAt.append(contentsOf: repeatElement(0, count: extra))
         publisher.append(contentsOf: repeatElement(-1, count: extra))
         rightsOffset.append(contentsOf: repeatElement(0, count: extra))
+        descriptionStart.append(contentsOf: repeatElement(0, count: extra))
+        descriptionLength.append(contentsOf: repeatElement(0, count: extra))
     }
 
     mutating func ruleNumber(for rule: TerritoryRule) -> Int {

@@ -8,6 +8,16 @@ extension CatalogIndex {
 
     /// Keeps `book`'s translations (a translation into its own language is not used).
     mutating func attachTranslations(_ book: CatalogBook) {
+        let bytes = book.json[...]
+        // Found when the loader did not say (0..<0: no description key, nothing spliced there).
+        let description = book.descriptionRange ?? {
+            let key = Self.find(Self.descriptionKey, in: bytes, from: bytes.startIndex)
+            guard key < bytes.endIndex else { return 0..<0 }
+            let start = key + Self.descriptionKey.count
+            return start..<Self.literalEnd(bytes, from: start)
+        }()
+        descriptionStart[book.id] = UInt32(description.lowerBound)
+        descriptionLength[book.id] = UInt32(description.count)
         for translation in book.translations where translation.locale != book.language && (translation.title != nil || translation.description != nil) {
             localized[translation.locale, default: Arena()].set(book.id, (translation.title ?? Self.null) + (translation.description ?? Self.null))
         }
@@ -62,55 +72,82 @@ extension CatalogIndex {
         return bytes.endIndex
     }
 
-    static let categoriesKey = Array("\"categories\":[".utf8), coverKey = Array("],\"cover\":".utf8)
+    static let categoriesKey = Array(",\"categories\":[".utf8), authorKey = Array("\"author\":".utf8)
     static let nameKey = Array("\"name\":".utf8), slugKey = Array(",\"slug\":".utf8), idKey = Array("{\"id\":".utf8)
     static let descriptionKey = Array(",\"description\":".utf8), durationKey = Array(",\"duration_seconds\":".utf8)
     static let titleKey = Array(",\"status\":\"active\",\"title\":".utf8)
 
     /// `id`'s object in `locales` (translated fields and category names spliced in), rights
-    /// evaluated at `now` in `country`. `names`: `categoryNames(locales)`.
+    /// evaluated at `now` in `country`. `names`: `categoryNames(locales)`. Nothing is scanned but
+    /// the categories array: the title sits after the rights hole and the description's place is
+    /// kept per book.
     func render(_ id: Int, at now: Int64, in country: String?, locales: [String], names: [Int: [UInt8]], into out: inout [UInt8]) {
         let fields: (title: ArraySlice<UInt8>?, description: ArraySlice<UInt8>?) = locales.isEmpty ? (nil, nil) : translatedFields(id, locales)
-        let range = json.range(id)
-        let split = range.lowerBound + Int(rightsOffset[id])
-        let bytes = json.storage[range]
         let hasNames = !names.isEmpty && bookCategories[id].contains { names[Int($0)] != nil }
         guard fields.title != nil || fields.description != nil || hasNames else { return render(id, at: now, in: country, into: &out) }
-        var at = range.lowerBound
-        if hasNames {
-            let start = Self.find(Self.categoriesKey, in: bytes, from: at) + Self.categoriesKey.count
-            let end = Self.find(Self.coverKey, in: bytes, from: start)
-            out.append(contentsOf: bytes[at..<start])
-            at = start
-            while at < end {
-                // {"id":N,"name":"…","slug":"…"}
-                let name = Self.find(Self.nameKey, in: bytes, from: at) + Self.nameKey.count
-                let slug = Self.find(Self.slugKey, in: bytes, from: name)
-                let idStart = at + (bytes[at] == UInt8(ascii: ",") ? 1 : 0) + Self.idKey.count
-                let category = Int(String(decoding: bytes[idStart..<name - Self.nameKey.count - 1], as: UTF8.self)) ?? -1
-                out.append(contentsOf: bytes[at..<name])
-                out.append(contentsOf: names[category] ?? Array(bytes[name..<slug]))
-                let close = Self.find([UInt8(ascii: "}")], in: bytes, from: slug) + 1
-                out.append(contentsOf: bytes[slug..<close])
-                at = close
+        let range = json.range(id)
+        let split = range.lowerBound + Int(rightsOffset[id])
+        json.storage.withUnsafeBufferPointer { all in
+            var at = range.lowerBound
+            if hasNames {
+                // {"age_max":…,"age_min":…,"author":"…","categories":[{"id":N,"name":"…","slug":"…"},…],"cover":
+                let author = Self.find(Self.authorKey, all, from: at, to: split) + Self.authorKey.count
+                var i = Self.literalEnd(all, from: author, to: split) + Self.categoriesKey.count
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[at..<i]))
+                at = i
+                while i < split && all[i] != UInt8(ascii: "]") {
+                    if all[i] == UInt8(ascii: ",") { i += 1 }
+                    i += Self.idKey.count
+                    var category = 0
+                    while i < split, all[i] >= 48 && all[i] <= 57 { category = category * 10 + Int(all[i] - 48); i += 1 }
+                    let name = i + Self.nameKey.count + 1   // ,"name":
+                    let nameEnd = Self.literalEnd(all, from: name, to: split)
+                    if let translated = names[category] {
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: all[at..<name]))
+                        out.append(contentsOf: translated)
+                        at = nameEnd
+                    }
+                    i = Self.literalEnd(all, from: nameEnd + Self.slugKey.count, to: split) + 1   // ,"slug":"…"}
+                }
+            }
+            if let description = fields.description, descriptionLength[id] > 0 {
+                let start = range.lowerBound + Int(descriptionStart[id])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[at..<start]))
+                out.append(contentsOf: description)
+                at = start + Int(descriptionLength[id])
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: all[at..<split]))
+            out.append(contentsOf: rightsAvailable(id, at: now, in: country) ? "true".utf8 : "false".utf8)
+            if let title = fields.title {
+                out.append(contentsOf: Self.titleKey)
+                out.append(contentsOf: title)
+                out.append(UInt8(ascii: "}"))
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[split..<range.upperBound]))
             }
         }
-        if let description = fields.description {
-            let start = Self.find(Self.descriptionKey, in: bytes, from: at) + Self.descriptionKey.count
-            let end = Self.find(Self.durationKey, in: bytes, from: start)
-            out.append(contentsOf: bytes[at..<start])
-            out.append(contentsOf: description)
-            at = end
+    }
+
+    /// The end of the JSON string literal at `from` in `bytes` (past its closing quote).
+    static func literalEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int {
+        var i = from + 1
+        while i < end {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\\") { i += 2; continue }
+            if byte == UInt8(ascii: "\"") { return i + 1 }
+            i += 1
         }
-        out.append(contentsOf: bytes[at..<split])
-        out.append(contentsOf: rightsAvailable(id, at: now, in: country) ? "true".utf8 : "false".utf8)
-        if let title = fields.title {
-            out.append(contentsOf: Self.titleKey)
-            out.append(contentsOf: title)
-            out.append(UInt8(ascii: "}"))
-        } else {
-            out.append(contentsOf: bytes[split..<range.upperBound])
+        return end
+    }
+
+    /// The first index of `pattern` in `bytes[from..<end]` (`end` when absent).
+    static func find(_ pattern: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int {
+        var i = from
+        while i + pattern.count <= end {
+            if bytes[i] == pattern[0] && UnsafeBufferPointer(rebasing: bytes[i..<i + pattern.count]).elementsEqual(pattern) { return i }
+            i += 1
         }
+        return end
     }
 
     /// The book objects of `ids` in `locales` (see `render(_:at:in:locales:names:into:)`).

@@ -5,7 +5,7 @@ import Core
 /// ids by text, rule numbers, category slugs) are rebuilt on load rather than stored.
 extension CatalogIndex {
     /// Bump when the index's stored layout changes: an older snapshot is then refused.
-    public static let snapshotFormat = 3
+    public static let snapshotFormat = 4
 
     public func encode(to writer: SnapshotWriter) throws {
         precondition(!bulk, "a bulk load in progress is not a snapshot")
@@ -44,6 +44,7 @@ extension CatalogIndex {
         let locales = localized.keys.sorted()
         try writer.int(locales.count)
         for locale in locales { try writer.string(locale); try localized[locale]!.encode(to: writer) }
+        try writer.array(descriptionStart); try writer.array(descriptionLength)
     }
 
     public init(snapshot reader: inout SnapshotReader) throws {
@@ -100,6 +101,8 @@ extension CatalogIndex {
         let locales = try reader.int()
         guard locales >= 0 && locales <= reader.remaining else { throw corrupt("locales") }
         for _ in 0..<locales { localized[try reader.string()] = try Arena(snapshot: &reader) }
+        descriptionStart = try reader.array(); descriptionLength = try reader.array()
+        guard descriptionStart.count == ageMin.count, descriptionLength.count == ageMin.count else { throw corrupt("description offsets") }
     }
 
     /// The index's snapshot in memory (tests compare two indexes by it).

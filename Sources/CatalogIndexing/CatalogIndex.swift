@@ -35,6 +35,9 @@ public struct CatalogIndex: Sendable {
     /// Per locale, each translated book's title then description as JSON literals (`null` where
     /// not translated): only translated books hold bytes (`CatalogIndex+Locales.swift`).
     var localized: [String: Arena<UInt8>] = [:]
+    /// Per book, the description literal's start and length in its JSON (`CatalogIndex+Locales.swift`).
+    var descriptionStart: [UInt32] = []
+    var descriptionLength: [UInt32] = []
 
     // Sets and orders.
     var byAge = [Bitset](repeating: Bitset(), count: 19)

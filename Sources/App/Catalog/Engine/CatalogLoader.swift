@@ -130,7 +130,10 @@ enum CatalogLoader {
         // The cover's JSON as the app wrote it with the API's encoder (`CoverDTO.apiJSON`).
         json.raw("],\"cover\":"); if let coverJSON { json.json(coverJSON) } else { json.raw("null") }
         json.raw(",\"cover_image_url\":"); if let cover { json.string(cover) } else { json.raw("null") }
-        json.raw(",\"description\":"); json.string(description)
+        json.raw(",\"description\":")
+        let descriptionStart = json.bytes.count
+        json.string(description)
+        let descriptionRange = descriptionStart..<json.bytes.count
         json.raw(",\"duration_seconds\":"); if let duration { json.int(duration) } else { json.raw("null") }
         json.raw(",\"has_captions\":"); json.raw(captions ? "true" : "false")
         json.raw(",\"id\":"); json.int(id)
@@ -155,6 +158,7 @@ enum CatalogLoader {
                            json: json.bytes, rightsOffset: rightsOffset, rights: rights,
                            liveFrom: liveFrom.flatMap(PostgresBinary.microseconds), liveUntil: liveUntil.flatMap(PostgresBinary.microseconds))
         book.language = language
+        book.descriptionRange = descriptionRange
         book.translations = Self.translations(translations)
         return book
     }
