@@ -105,4 +105,31 @@ extension ConsoleTranslationsTests {
         #expect(header.contains("title[fr],description[fr],title[es],description[es],title[de]"), "\(header)")
         #expect(export.html.contains("Le Hibou"))
     }
+
+    @Test("found by an attack: a NUL in a translation is refused beside nothing changed, a NUL search is no search (never a 500); the export leaves untranslated cells empty; an import cannot translate a book into its own language", .app)
+    func attackFindings() async throws {
+        let app = try app()
+        let book = try await app.makeBook("The Night Train", description: "A train at night.")
+        let client = try await app.console(role: .editor)
+        let refused = try await client.post("/admin/books/\(book)/translations", [("title[fr]", "Le train\u{0}de nuit")])
+        #expect(refused.status == .unprocessableEntity && refused.html.contains("NUL"), "\(refused.status)")
+        let category = try await app.sql.raw("INSERT INTO categories (name, slug) VALUES ('Trains', 'trains') RETURNING id").first()!.decode(column: "id", as: Int.self)
+        #expect(try await client.post("/admin/categories/\(category)/translations", [("name[fr]", "a\u{0}b")]).status == .unprocessableEntity)
+        #expect(try await app.sql.raw("SELECT (SELECT count(*) FROM book_translations) + (SELECT count(*) FROM category_translations) AS n").first()!.decode(column: "n", as: Int.self) == 0)
+        for path in ["/admin/translations?q=%00", "/admin/translations?q=x%00&field=description", "/admin/search?q=%00", "/admin/search?q=a%00"] {
+            #expect(try await client.get(path).status == .ok, "\(path)")
+        }
+        // The export: a book without a French title has an empty cell, which an import reads as "keep".
+        let export = try await client.get("/admin/books/export.csv").html
+        let lines = export.components(separatedBy: "\r\n")
+        let row = try #require(lines.first { $0.contains("The Night Train") })
+        #expect(!row.contains("—"), "\(row)")
+        // An import translating an English book into English is refused with the reason.
+        let csv = "title,external_id,language,title[fr],title[es]\r\nLe Hibou,ISBN-9,fr,Le Hibou,El búho\r\n"
+        let upload = try #require(try await client.upload("/admin/books/import", file: "own.csv", csv).location)
+        let dry = try await client.post(upload + "/run", [("map_title", "0"), ("map_external_id", "1"), ("map_language", "2"), ("map_title[fr]", "3"), ("map_title[es]", "4")])
+        #expect(dry.status == .seeOther)
+        #expect(try await app.sql.raw("SELECT count(*) AS n FROM book_translations").first()!.decode(column: "n", as: Int.self) == 0)
+        #expect(try await app.sql.raw("SELECT count(*) AS n FROM books WHERE external_id = 'ISBN-9'").first()!.decode(column: "n", as: Int.self) == 0)
+    }
 }

@@ -27,12 +27,16 @@ extension BookImportPlan {
         }
     }
 
-    /// The row's translation cells (blank: left as it is); a reason when one is too long.
-    static func translations(_ cell: (String) -> String?) -> (values: [String: (title: String?, description: String?)], refusal: String?) {
+    /// The row's translation cells (blank: left as it is); a reason when one is too long, or
+    /// when one is in the book's own `language` (its own text is the title and description columns).
+    static func translations(_ cell: (String) -> String?, language: String?) -> (values: [String: (title: String?, description: String?)], refusal: String?) {
         var values: [String: (title: String?, description: String?)] = [:]
         for locale in translationLocales {
             let title = cell("title[\(locale)]").flatMap { $0.isEmpty ? nil : $0 }
             let description = cell("description[\(locale)]").flatMap { $0.isEmpty ? nil : $0 }
+            if locale == language, title != nil || description != nil {
+                return ([:], "title[\(locale)]/description[\(locale)]: the book is in \(locale); its own text goes in title and description.")
+            }
             if let title, title.count > 500 { return ([:], "title[\(locale)]: use at most 500 characters.") }
             if let description, description.count > 10_000 { return ([:], "description[\(locale)]: use at most 10,000 characters.") }
             if title != nil || description != nil { values[locale] = (title, description) }

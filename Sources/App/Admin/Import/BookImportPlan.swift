@@ -65,22 +65,22 @@ struct BookImportPlan: Sendable {
 
     /// What the database knows that the rows refer to.
     struct Lookups: Sendable {
-        /// external_id → (book id, age_min, age_max)
-        var books: [String: (id: Int, ageMin: Int, ageMax: Int)] = [:]
+        /// external_id → (book id, age_min, age_max, language)
+        var books: [String: (id: Int, ageMin: Int, ageMax: Int, language: String)] = [:]
         var publishersByName: [String: Int] = [:]
         var publisherIDs: Set<Int> = []
         var categoriesBySlug: [String: Int] = [:]
         var categoryIDs: Set<Int> = []
 
-        private struct Book: Decodable { let id: Int; let externalId: String; let ageMin: Int; let ageMax: Int }
+        private struct Book: Decodable { let id: Int; let externalId: String; let ageMin: Int; let ageMax: Int; let language: String }
         private struct Publisher: Decodable { let id: Int; let name: String }
         private struct Category: Decodable { let id: Int; let slug: String }
 
         static func load(externalIDs: [String], on sql: any SQLDatabase) async throws -> Lookups {
             var lookups = Lookups()
-            for row in try await sql.raw("SELECT id, external_id, age_min, age_max FROM books WHERE external_id = ANY(\(bind: externalIDs)::text[])")
+            for row in try await sql.raw("SELECT id, external_id, age_min, age_max, language FROM books WHERE external_id = ANY(\(bind: externalIDs)::text[])")
                 .all(decoding: Book.self, keyDecodingStrategy: .convertFromSnakeCase) {
-                lookups.books[row.externalId] = (row.id, row.ageMin, row.ageMax)
+                lookups.books[row.externalId] = (row.id, row.ageMin, row.ageMax, row.language)
             }
             for row in try await sql.raw("SELECT id, name FROM publishers ORDER BY id DESC").all(decoding: Publisher.self) {
                 lookups.publishersByName[row.name.lowercased()] = row.id
@@ -175,7 +175,8 @@ struct BookImportPlan: Sendable {
             } else if let endText = cell("rights_ends_at"), !endText.isEmpty {
                 planned.append(refuse("rights_starts_at: a rights window needs a start.")); continue
             }
-            let translated = translations(cell)
+            let language = cell("language").flatMap { $0.isEmpty ? nil : $0 } ?? existing?.language
+            let translated = translations(cell, language: language)
             if let refusal = translated.refusal { planned.append(refuse(refusal)); continue }
             row.translations = translated.values
             planned.append(row)

@@ -27,7 +27,7 @@ struct QuickSearchController: RouteCollection {
     @Sendable
     func search(req: Request) async throws -> Response {
         let staff = try req.staff
-        let query = String((req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        let query = String((ConsoleText.search(req.query[String.self, at: "q"]) ?? "").prefix(100))
         var results: [Result] = []
         if !query.isEmpty {
             // The sections alone: a layout would take the session's flash (the palette asks as you type).

@@ -10,6 +10,12 @@ enum Cells {
         }
     }
 
+    /// A cell of the CSV export: as shown, but empty where there is no value (the import reads a
+    /// cell as it is, and a "—" taken back would become a title, a description…).
+    static func csv(_ row: any SQLRow, _ column: AdminColumn) throws -> String {
+        try row.decode(column: column.key, as: String?.self) == nil ? "" : text(row, column)
+    }
+
     /// A cell of record `id`: a link to the record for `.link` columns, a badge for `.badge` ones.
     static func view(_ row: any SQLRow, _ column: AdminColumn, link: String) throws -> CellView {
         var cell = try plainView(row, column, link: link)

@@ -86,7 +86,7 @@ struct FormValues: Sendable {
                 continue
             }
             let text = (raw[field.name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.unicodeScalars.contains("\u{0}") { errors[field.name] = "Remove the NUL character."; continue }
+            if ConsoleText.hasNUL(text) { errors[field.name] = ConsoleText.nulMessage; continue }
             if case .checkbox = field.kind {
                 values[field.name] = .bool(!text.isEmpty)
                 continue

@@ -24,10 +24,7 @@ struct ListRequest: Sendable {
     init(_ resource: AdminResource, query text: String?) {
         let query = QueryParameters(query: text)
         self.query = query
-        func value(_ name: String) -> String? {
-            let text = query.pairs.first { $0.name == name }?.value.trimmingCharacters(in: .whitespaces)
-            return text?.isEmpty == false && text?.unicodeScalars.contains("\u{0}") == false ? text : nil
-        }
+        func value(_ name: String) -> String? { ConsoleText.search(query.pairs.first { $0.name == name }?.value) }
         var conditions: [SQLQueryString] = []
         search = resource.list.search == nil ? nil : value("q").map { String($0.prefix(200)) }
         if let search, let condition = resource.list.search?.condition(search) { conditions.append(condition) }

@@ -29,7 +29,7 @@ extension ResourceController {
                     var chunk = ""
                     for row in rows {
                         lastID = try row.rowID()
-                        chunk += CSV.line([String(lastID)] + (try columns.map { try Cells.text(row, $0) }))
+                        chunk += CSV.line([String(lastID)] + (try columns.map { try Cells.csv(row, $0) }))
                     }
                     try await writer.write(.buffer(ByteBuffer(string: chunk)))
                 }

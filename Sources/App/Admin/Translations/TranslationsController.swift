@@ -71,13 +71,16 @@ struct TranslationsController: RouteCollection {
         let id = try id(req), body = try FormBody(req)
         let texts = try await texts(req, kind: kind, id: id)
         let others = req.application.settings.catalogLocales.supported.filter { $0 != texts.language }
-        func value(_ name: String) -> String? {
-            body.value(name).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        let submitted = body.value
+        func value(_ name: String) throws -> String? {
+            let text = submitted(name).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+            if let text, ConsoleText.hasNUL(text) { throw Abort(.unprocessableEntity, reason: "\(name): \(ConsoleText.nulMessage)") }
+            return text
         }
         var books: [String: (title: String?, description: String?)] = [:], names: [String: String?] = [:]
         for locale in others {
-            books[locale] = (value("title[\(locale)]"), value("description[\(locale)]"))
-            names[locale] = value("name[\(locale)]")
+            books[locale] = (try value("title[\(locale)]"), try value("description[\(locale)]"))
+            names[locale] = try value("name[\(locale)]")
         }
         let audit = AuditWriter(staff: try req.staff)
         let bookValues = books, nameValues = names
@@ -116,7 +119,7 @@ struct TranslationsController: RouteCollection {
         let others = Array(settings.supported.dropFirst())
         let chosen = (try? req.query.get(String.self, at: "locale")).flatMap(settings.match) ?? others.first ?? settings.defaultLocale
         let field = (try? req.query.get(String.self, at: "field")) == "description" ? "description" : "title"
-        let query = ((try? req.query.get(String.self, at: "q")) ?? "").trimmingCharacters(in: .whitespaces)
+        let query = ConsoleText.search(try? req.query.get(String.self, at: "q")) ?? ""
         let counts = try await TranslationQueries.missing(settings.supported, defaultLocale: settings.defaultLocale, on: req.sql)
         let books = try await TranslationQueries.missingBooks(chosen, field: field, query: String(query.prefix(200)), limit: 50, on: req.sql)
         let page = MissingPage(layout: LayoutView(req, title: "Missing translations", section: "translations"), counts: counts, locale: chosen, field: field,
