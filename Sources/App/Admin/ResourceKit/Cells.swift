@@ -3,7 +3,15 @@ import SQLKit
 /// How a column's value shows in a list, a detail page or the CSV.
 enum Cells {
     static func text(_ row: any SQLRow, _ column: AdminColumn) throws -> String {
-        let text = try row.decode(column: column.key, as: String?.self)
+        shown(try value(row, column), column)
+    }
+
+    /// The column's value as text (nil: none).
+    private static func value(_ row: any SQLRow, _ column: AdminColumn) throws -> String? {
+        try row.decode(column: column.key, as: String?.self)
+    }
+
+    private static func shown(_ text: String?, _ column: AdminColumn) -> String {
         switch column.format {
         case .duration: return AdminColumn.duration(text.flatMap(Int.init))
         default: return text ?? "—"
@@ -13,7 +21,7 @@ enum Cells {
     /// A cell of the CSV export: as shown, but empty where there is no value (the import reads a
     /// cell as it is, and a "—" taken back would become a title, a description…).
     static func csv(_ row: any SQLRow, _ column: AdminColumn) throws -> String {
-        try row.decode(column: column.key, as: String?.self) == nil ? "" : text(row, column)
+        try value(row, column).map { shown($0, column) } ?? ""
     }
 
     /// A cell of record `id`: a link to the record for `.link` columns, a badge for `.badge` ones.
