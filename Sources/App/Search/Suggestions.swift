@@ -26,7 +26,7 @@ extension CatalogEngine {
     func suggest(_ words: [String], scope: CatalogScope?, now: Date, synonyms: Synonyms) -> [SuggestionDTO] {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return reading(at: micros) { index, offline, stateKey, version in
-            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            let narrowing = narrowing(scope, in: index, version: version)
             // Titles in the family's locale (docs/localization.md): kept per locale.
             let locales = scope?.locales ?? [], localized = locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")
             func compute() -> [SuggestionDTO] {
@@ -36,8 +36,10 @@ extension CatalogEngine {
                 let found = index.suggest(expansions, scope: narrowing, offline: offline, words: SuggestRules.maxWords, titles: SuggestRules.maxSuggestions)
                 return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0, locales: locales).title) }, before: Array(words.dropLast()))
             }
-            // Kept per version when no scope narrows the catalog (as the catalog's answers are).
-            return narrowing == nil ? searchMemoized(\.suggestions, words.joined(separator: " ") + stateKey + localized, version: version, synonyms: synonyms, compute) : compute()
+            // Kept per version and scope, as the catalog's answers are (an approved-only child's: computed).
+            let scopeKey = narrowing.map { $0.memoKey } ?? ""
+            guard let scopeKey else { return compute() }
+            return searchMemoized(\.suggestions, words.joined(separator: " ") + stateKey + scopeKey + localized, version: version, synonyms: synonyms, compute)
         }
     }
 }

@@ -16,7 +16,7 @@ extension CatalogEngine {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         // Scheduled books out of the catalog now: kept answers name the schedule state they saw (`stateKey`).
         return reading(at: micros) { index, offline, stateKey, version in
-            let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
+            let narrowing = narrowing(scope, in: index, version: version)
             let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
             let answer = solve(parameters, expansions, in: index, narrowing: narrowing, offline: offline,
                                stateKey: stateKey, version: version, synonyms: synonyms)

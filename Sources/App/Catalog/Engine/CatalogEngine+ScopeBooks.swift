@@ -10,9 +10,31 @@ struct ScopeBooks {
     var version = -1
     var stateKey = ""
     var sets: [String: Bitset] = [:]
+    /// Per country, at `version`: whether its catalog leaves a book out (working it out builds a
+    /// set of the catalog's size, so it is not done per request).
+    var countries: [String: Bool] = [:]
 }
 
 extension CatalogEngine {
+    /// `scope` when it narrows the catalog at the index's `version` (`CatalogIndex.narrows`), nil
+    /// when the whole catalog is its catalog; the country's part kept per version (under the
+    /// index's read lock).
+    func narrowing(_ scope: CatalogScope?, in index: CatalogIndex, version: Int) -> CatalogScope? {
+        guard let scope else { return nil }
+        guard scope.isEmpty else { return scope }
+        guard let country = scope.country, index.hasTerritoryRules else { return nil }
+        if let known = scopeSets.withLockedValue({ $0.version == version ? $0.countries[country] : nil }) { return known ? scope : nil }
+        let narrows = index.unlicensed(in: country) != nil
+        scopeSets.withLockedValue { kept in
+            if kept.version != version {
+                guard version >= kept.version else { return }
+                kept = ScopeBooks(version: version, stateKey: kept.stateKey)
+            }
+            kept.countries[country] = narrows
+        }
+        return narrows ? scope : nil
+    }
+
     /// The active books `scope` leaves visible without `offline`, at the index's `version` and
     /// schedule state `stateKey` (called under the index's read lock).
     func scopeBooks(_ scope: CatalogScope, in index: CatalogIndex, offline: Bitset?, stateKey: String, version: Int) -> Bitset {
