@@ -117,6 +117,17 @@ struct VideoPipelineTests {
         #expect(try await events() == 1)
     }
 
+    @Test("an event stamped more than five minutes ahead is refused and changes nothing (it would win over every later one)", .app)
+    func futureEvent() async throws {
+        let app = try app()
+        let book = try await app.makeBook("Future Fox", video: nil)
+        let response = try await Self.send(app, Self.event("ready", book: book, at: Date().addingTimeInterval(3600), data: #", "duration_seconds": 100"#))
+        #expect(response.status == .badRequest || response.status == .unprocessableEntity, "\(response.status)")
+        #expect(try await app.count("SELECT count(*) AS n FROM video_events WHERE book_id = \(bind: book)") == 0)
+        let ok = try await Self.send(app, Self.event("ready", book: book, at: Date().addingTimeInterval(60), data: #", "duration_seconds": 100"#))
+        #expect(ok.status == .noContent)
+    }
+
     @Test("each webhook-id once, even sent eight times at once; a late processing after ready is superseded", .app)
     func ordering() async throws {
         let app = try app()

@@ -11,6 +11,9 @@ struct VideoWebhookController: RouteCollection {
         routes.on(.POST, "webhooks", "video", body: .collect(maxSize: "64kb"), use: receive)
     }
 
+    /// How far ahead of this server's clock an event's own timestamp may be (clocks drift).
+    static let futureTolerance: TimeInterval = 300
+
     @Sendable
     func receive(req: Request) async throws -> Response {
         let body = req.body.data.map { Data($0.readableBytesView) } ?? Data()
@@ -25,6 +28,10 @@ struct VideoWebhookController: RouteCollection {
             throw Self.problem(error)
         }
         let event = try VideoEvent(json: body)
+        // The latest event wins by its timestamp: one from the future would win for ever.
+        guard event.occurredAt <= req.now.addingTimeInterval(Self.futureTolerance) else {
+            throw Problem.invalidParameter("timestamp", "timestamp must not be more than 5 minutes ahead of now")
+        }
         let outcome = try await req.appServices.videoDeliveries.deliver(id!) {
             try await req.transaction { sql in try await VideoEvents.apply(event, webhookID: id!, payload: body, on: sql) }
         }
