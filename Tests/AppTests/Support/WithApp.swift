@@ -10,6 +10,11 @@ import VaporTesting
 /// `adjust` changes the test settings first (an SMTP server, say).
 func withApp(engine: Bool = false, database existing: String? = nil, adjust: (inout Settings) -> Void = { _ in },
              _ body: (Application) async throws -> Void) async throws {
+    try await TestSlots.run { try await withAppHeld(engine: engine, database: existing, adjust: adjust, body) }
+}
+
+private func withAppHeld(engine: Bool, database existing: String?, adjust: (inout Settings) -> Void,
+                         _ body: (Application) async throws -> Void) async throws {
     let database: String
     if let existing { database = existing } else { database = try await TestDatabase.create() }
     let app = try await Application.make(.testing)
@@ -32,6 +37,10 @@ func withApp(engine: Bool = false, database existing: String? = nil, adjust: (in
 
 /// Two app instances on one database, as behind a load balancer.
 func withTwoApps(engine: Bool = false, _ body: (Application, Application) async throws -> Void) async throws {
+    try await TestSlots.run { try await withTwoAppsHeld(engine: engine, body) }
+}
+
+private func withTwoAppsHeld(engine: Bool, _ body: (Application, Application) async throws -> Void) async throws {
     let database = try await TestDatabase.create()
     var apps: [Application] = []
     do {
