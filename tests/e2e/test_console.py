@@ -419,7 +419,7 @@ class ConsoleTest(ConsoleCase):
         self.submit(d.find_element(By.XPATH, "//button[text()='Preview']"))
         # (The E2E books were archived by test_9; what is left is the fixtures of this test.)
         summary = d.find_element(By.ID, "preview-summary").text
-        self.assertIn("for a family in US now", summary)
+        self.assertIn("for a family in US reading en now", summary)
         grid = d.find_element(By.TAG_NAME, "main").text
         self.assertNotIn("Future Owl", grid)
         self.assertNotIn("France Only Hen", grid)
@@ -429,8 +429,10 @@ class ConsoleTest(ConsoleCase):
         self.assertIn("Future Owl", d.find_element(By.CLASS_NAME, "preview-grid").text)
         self.assertIn("on 2030-02-01", d.find_element(By.ID, "preview-summary").text)
         self.fill("country", "FR")
+        Select(d.find_element(By.ID, "plocale")).select_by_value("fr")
         self.submit(d.find_element(By.XPATH, "//button[text()='Preview']"))
         self.assertIn("France Only Hen", d.find_element(By.CLASS_NAME, "preview-grid").text)
+        self.assertIn("for a family in FR reading fr", d.find_element(By.ID, "preview-summary").text)
 
     def test_d_saved_view(self):
         d = self.driver
