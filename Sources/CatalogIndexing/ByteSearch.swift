@@ -4,26 +4,55 @@ import Glibc
 import Darwin
 #endif
 
-/// Finding bytes in bytes with the C library's `memchr` and `memcmp` (vectorised) rather than the generic
-/// collection algorithms: Foundation's `firstRange(of:)` on a slice runs unspecialized, through
-/// witness tables, at a few nanoseconds a byte — it was most of a one-off search's time, reading
-/// a page's titles back out of their JSON for the highlights.
+/// Finding bytes in bytes over raw buffers rather than the generic collection algorithms:
+/// Foundation's `firstRange(of:)` on a slice runs unspecialized, through witness tables, at a few
+/// nanoseconds a byte — it was most of a one-off search's time, reading a page's titles back out
+/// of their JSON for the highlights. A key is found by Horspool's skips (a `"key":"` needle
+/// starts with the quote every key starts with, so `memchr` on its first byte stopped every few
+/// bytes of a book's JSON); a single byte by `memchr`.
 enum ByteSearch {
+    /// A pattern with its skip table, made once per key.
+    struct Needle: Sendable {
+        let bytes: [UInt8]
+        /// How far the window may move when its last byte is the index.
+        let shift: [Int]
+
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            var shift = [Int](repeating: bytes.count, count: 256)
+            for (i, byte) in bytes.dropLast().enumerated() { shift[Int(byte)] = bytes.count - 1 - i }
+            self.shift = shift
+        }
+    }
+
     /// The index just past the first occurrence of `needle` in `bytes`, or nil.
-    static func end(of needle: [UInt8], in bytes: ArraySlice<UInt8>) -> Int? {
-        guard !needle.isEmpty, needle.count <= bytes.count else { return nil }
-        return bytes.withUnsafeBytes { haystack -> Int? in
-            needle.withUnsafeBytes { pattern -> Int? in
-                let base = haystack.baseAddress!, first = Int32(needle[0])
-                var at = 0
-                let last = haystack.count - pattern.count
-                while at <= last, let hit = memchr(base + at, first, last - at + 1) {
-                    let i = UnsafeRawPointer(hit) - base
-                    if memcmp(base + i, pattern.baseAddress!, pattern.count) == 0 { return bytes.startIndex + i + pattern.count }
-                    at = i + 1
+    static func end(of needle: Needle, in bytes: ArraySlice<UInt8>) -> Int? {
+        let m = needle.bytes.count
+        guard m > 0, m <= bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { haystack -> Int? in
+            needle.bytes.withUnsafeBufferPointer { pattern -> Int? in
+                needle.shift.withUnsafeBufferPointer { shift -> Int? in
+                    let last = pattern[m - 1]
+                    var i = 0
+                    while i <= haystack.count - m {
+                        let tail = haystack[i + m - 1]
+                        if tail == last && memcmp(haystack.baseAddress! + i, pattern.baseAddress!, m - 1) == 0 {
+                            return bytes.startIndex + i + m
+                        }
+                        i += shift[Int(tail)]
+                    }
+                    return nil
                 }
-                return nil
             }
+        }
+    }
+
+    /// The index of the first `byte` in `bytes` from `start`, or nil.
+    static func first(_ byte: UInt8, in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        guard start < bytes.endIndex else { return nil }
+        return bytes[start...].withUnsafeBytes { buffer -> Int? in
+            guard let hit = memchr(buffer.baseAddress!, Int32(byte), buffer.count) else { return nil }
+            return start + (UnsafeRawPointer(hit) - buffer.baseAddress!)
         }
     }
 }

@@ -37,14 +37,8 @@ extension CatalogIndex {
 
     /// The answer among `base` (`books(in:offline:)`).
     public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], within base: Bitset) -> Answer {
-        let sets = wordSets(expansions)
-        var base = base
-        sets.buffer.withUnsafeBufferPointer { buffer in
-            for i in 0..<sets.count {
-                let any = sets.offset(i, .any)
-                base.formIntersection(UnsafeBufferPointer(rebasing: buffer[any..<any + sets.width]))
-            }
-        }
+        let sets = wordSets(expansions, within: base)
+        let base = sets.matched
         // The filters, each also left out once for its own facet.
         var noCategory = base, noAge = base
         var categorySet: Bitset?
@@ -62,7 +56,7 @@ extension CatalogIndex {
         if let age = parameters.age { matches.formIntersection(byAge[age]) }
 
         // A search's matches are usually few: its counts read only the words holding them.
-        let occupied = sets.count > 0 ? base.occupiedWords(atMost: base.words.count / 8) : nil
+        let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 8 ? sets.blocks : nil
         func count(_ a: Bitset, _ b: Bitset) -> Int { occupied.map { a.intersectionCount(b, at: $0) } ?? a.intersectionCount(b) }
         let total = occupied.map { matches.intersectionCount(matches, at: $0) } ?? matches.count
         let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map { count(noCategory, $0) } ?? 0) }
@@ -136,16 +130,16 @@ extension CatalogIndex {
         // Tiers: 3 fields (title, title or author, any) × 4 levels (3…0), best first.
         let tierCount = 12
         var equal = [UInt64](repeating: 0, count: n + 1)
-        /// Block `w`'s books of each tier → `out`; whole-word counts → `equal`.
-        func masks(_ w: Int, _ out: inout [UInt64]) {
+        /// Block `w` (the sets' `k`-th)'s books of each tier → `out`; whole-word counts → `equal`.
+        func masks(_ k: Int, _ w: Int, _ out: inout [UInt64]) {
             let m = matchWords[w]
             var t = m, ta = m, l1 = m, l2 = m, l3 = m
             for i in 0..<n {
-                t &= buffer[titles[i] + w]
-                ta &= buffer[titlesOrAuthors[i] + w]
-                l1 &= buffer[level1[i] + w]
-                l2 &= buffer[level2[i] + w]
-                l3 &= buffer[level3[i] + w]
+                t &= buffer[titles[i] + k]
+                ta &= buffer[titlesOrAuthors[i] + k]
+                l1 &= buffer[level1[i] + k]
+                l2 &= buffer[level2[i] + k]
+                l3 &= buffer[level3[i] + k]
             }
             // Fields × levels, without an array per block (this runs for every 64 books, twice).
             let f0 = t, f1 = ta & ~t, f2 = m & ~ta
@@ -156,17 +150,18 @@ extension CatalogIndex {
             for s in 1...n { equal[s] = 0 }
             equal[0] = m
             for whole in wholes {
-                let h = buffer[whole + w]
+                let h = buffer[whole + k]
                 var s = n
                 while s > 0 { equal[s] = (equal[s] & ~h) | (equal[s - 1] & h); s -= 1 }
                 equal[0] &= ~h
             }
         }
-        let blocks = (0..<min(matchWords.count, sets.width)).filter { matchWords[$0] != 0 }
+        // (block position among the sets' blocks, block index in the id range) of the matches.
+        let blocks = sets.blocks.enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
         var tierBits = [UInt64](repeating: 0, count: tierCount)
         var counts = [Int](repeating: 0, count: tierCount * (n + 1))   // tier index * (n + 1) + (n - score)
-        for w in blocks {
-            masks(w, &tierBits)
+        for (k, w) in blocks {
+            masks(k, w, &tierBits)
             for t in 0..<tierCount where tierBits[t] != 0 {
                 for s in 0...n { counts[t * (n + 1) + n - s] &+= (tierBits[t] & equal[s]).nonzeroBitCount }
             }
@@ -177,8 +172,8 @@ extension CatalogIndex {
         for key in counts.indices where counts[key] > 0 {
             if skip >= counts[key] { skip -= counts[key]; continue }
             let t = key / (n + 1), score = n - key % (n + 1)
-            for w in blocks {
-                masks(w, &tierBits)
+            for (k, w) in blocks {
+                masks(k, w, &tierBits)
                 var bits = tierBits[t] & equal[score]
                 guard bits != 0 else { continue }
                 let found = bits.nonzeroBitCount

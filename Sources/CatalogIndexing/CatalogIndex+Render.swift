@@ -68,15 +68,27 @@ extension CatalogIndex {
     public func displayFields(_ id: Int) -> (title: String, author: String, language: String) {
         let range = json.range(id)
         let bytes = json.storage[range]
-        return (Self.stringValue(of: "title", in: bytes) ?? "", Self.stringValue(of: "author", in: bytes) ?? "",
-                Self.stringValue(of: "language", in: bytes) ?? "")
+        return (Self.stringValue(needle: Self.titleNeedle, in: bytes) ?? "", Self.stringValue(needle: Self.authorNeedle, in: bytes) ?? "",
+                Self.stringValue(needle: Self.languageNeedle, in: bytes) ?? "")
     }
+
+    static let titleNeedle = ByteSearch.Needle(Array(#""title":""#.utf8)), authorNeedle = ByteSearch.Needle(Array(#""author":""#.utf8)),
+               languageNeedle = ByteSearch.Needle(Array(#""language":""#.utf8))
 
     /// The string value of top-level key `key` in an encoded book object. Keys are unique in the
     /// object and a quote inside a value is always escaped, so `"key":"` occurs only as the key.
     static func stringValue(of key: String, in bytes: ArraySlice<UInt8>) -> String? {
-        let needle = Array("\"\(key)\":\"".utf8)
+        stringValue(needle: ByteSearch.Needle(Array("\"\(key)\":\"".utf8)), in: bytes)
+    }
+
+    /// `stringValue(of:in:)` with the key's `"key":"` given as bytes.
+    static func stringValue(needle: ByteSearch.Needle, in bytes: ArraySlice<UInt8>) -> String? {
         guard let start = ByteSearch.end(of: needle, in: bytes) else { return nil }
+        // Most values hold no escape: up to the closing quote as it is.
+        if let quote = ByteSearch.first(UInt8(ascii: "\""), in: bytes, from: start),
+           ByteSearch.first(UInt8(ascii: "\\"), in: bytes[..<quote], from: start) == nil {
+            return String(decoding: bytes[start..<quote], as: UTF8.self)
+        }
         var out: [UInt8] = []
         var i = start
         var pendingHigh: UInt32?

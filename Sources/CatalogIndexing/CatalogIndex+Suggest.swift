@@ -24,15 +24,7 @@ extension CatalogIndex {
         let titles = answer(parameters, expansions: expansions, scope: scope, offline: offline).ids
         var words: [(String, Int)] = []
         if last.word.count >= SuggestRules.wordMinLength {
-            var base = scope.map { narrows($0) ? visible($0) : active } ?? active
-            if let offline { base.subtract(offline) }
-            let before = wordSets(Array(expansions.dropLast()))
-            before.buffer.withUnsafeBufferPointer { buffer in
-                for i in 0..<before.count {
-                    let any = before.offset(i, .any)
-                    base.formIntersection(UnsafeBufferPointer(rebasing: buffer[any..<any + before.width]))
-                }
-            }
+            let base = matching(Array(expansions.dropLast()), within: books(in: scope, offline: offline))
             let prefix = Array(last.word.utf8)
             var a = 0, b = sortedLexemes.count
             while a < b {

@@ -1,52 +1,95 @@
 import Core
 
-/// The sets of a search's words, built once per answer (`answer(_:expansions:scope:offline:)`) and
-/// read by the relevance order.
+/// The sets of a search's words, built once per answer (`answer(_:expansions:within:)`) and read
+/// by the relevance order — only where the answer can be: first the books holding every word
+/// (one catalog-wide set per word), then the finer sets over the blocks of 64 books those leave.
 extension CatalogIndex {
-    /// The sets of the search words, in one buffer: per word, seven sets of `width` 64-bit words
-    /// each — where it matches (with all its alternatives) in any field, in a title, in a title
-    /// or author; where it matches at level 1 or better (no sound-alike), 2 or better (no typo),
-    /// 3 (the word itself); and as a whole word.
+    /// The books of `base` holding every search word, and per word six sets over `blocks` only
+    /// (`width` 64-bit words each, the k-th word standing for books `blocks[k] * 64 ..< +64`):
+    /// where the word matches (with all its alternatives) in a title, in a title or author; at
+    /// level 1 or better (no sound-alike), 2 or better (no typo), 3 (the word itself); and as a
+    /// whole word.
     struct WordSets {
-        enum Kind: Int, CaseIterable { case any, title, titleOrAuthor, level1, level2, level3, whole }
+        enum Kind: Int, CaseIterable { case title, titleOrAuthor, level1, level2, level3, whole }
         /// Search words.
         let count: Int
-        /// 64-bit words per set.
-        let width: Int
+        /// `base` ∩ every word's matches (in any field).
+        let matched: Bitset
+        /// The blocks (indices of `matched`'s 64-bit words) holding its members, ascending.
+        let blocks: [Int]
         var buffer: [UInt64]
+        /// 64-bit words per set: one per block.
+        var width: Int { blocks.count }
 
         /// Where word `word`'s set `kind` starts in `buffer`.
         func offset(_ word: Int, _ kind: Kind) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
     }
 
-    /// The words' sets (`WordSets`) for `expansions`: each word's alternatives ORed from the lexemes'
-    /// book lists (a prefix from every lexeme it starts), and the word itself as a whole word.
-    func wordSets(_ expansions: [SearchExpansion]) -> WordSets {
-        let width = active.words.count, kinds = WordSets.Kind.allCases.count
-        let layout = WordSets(count: expansions.count, width: width, buffer: [])
-        var storage = [UInt64](repeating: 0, count: expansions.count * kinds * width)
-        storage.withUnsafeMutableBufferPointer { buffer in
-            for (i, expansion) in expansions.enumerated() {
-                // any, title, title or author, levels 1–3: the alternatives OR into these six.
-                let six = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .any)..<layout.offset(i, .whole)])
+    /// The books of `base` holding every word of `expansions` (each with any of its alternatives,
+    /// in any field). One catalog-wide set per word, ANDed in.
+    func matching(_ expansions: [SearchExpansion], within base: Bitset) -> Bitset {
+        var matched = base
+        guard !expansions.isEmpty else { return matched }
+        let width = active.words.count
+        var any = [UInt64](repeating: 0, count: width)
+        for expansion in expansions {
+            any.withUnsafeMutableBufferPointer { buffer in
+                buffer.update(repeating: 0)
                 for alternative in expansion.alternatives {
                     if alternative.prefix {
-                        scan(prefix: Array(alternative.text.utf8), into: six, width: width, levels: alternative.level)
+                        forEachLexeme(startingWith: Array(alternative.text.utf8)) { lexemes[$0].accumulateAll(into: buffer) }
                     } else if let lexeme = lexemeID(alternative.text) {
-                        lexemes[Int(lexeme)].accumulate(into: six, words: width, levels: alternative.level)
+                        lexemes[Int(lexeme)].accumulateAll(into: buffer)
                     }
                 }
-                if let lexeme = lexemeID(expansion.word) {
-                    let whole = layout.offset(i, .whole)
-                    lexemes[Int(lexeme)].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]))
+            }
+            any.withUnsafeBufferPointer { matched.formIntersection($0) }
+        }
+        return matched
+    }
+
+    /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
+    /// from the lexemes' book lists (a prefix from every lexeme it starts), and the word itself as
+    /// a whole word — over the blocks of the books holding every word only.
+    func wordSets(_ expansions: [SearchExpansion], within base: Bitset) -> WordSets {
+        let matched = matching(expansions, within: base)
+        let blocks = expansions.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
+        let kinds = WordSets.Kind.allCases.count, width = blocks.count
+        var storage = [UInt64](repeating: 0, count: expansions.count * kinds * width)
+        guard width > 0 else { return WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: storage) }
+        // The compact position of each block of the id range (-1: not one of `blocks`).
+        var slots = [Int32](repeating: -1, count: active.words.count)
+        for (k, w) in blocks.enumerated() { slots[w] = Int32(k) }
+        let layout = WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: [])
+        blocks.withUnsafeBufferPointer { blocks in
+            slots.withUnsafeBufferPointer { slots in
+                storage.withUnsafeMutableBufferPointer { buffer in
+                    let target = LexemeBooks.Blocks(indices: blocks, slots: slots)
+                    for (i, expansion) in expansions.enumerated() {
+                        // title, title or author, levels 1–3: the alternatives OR into these five.
+                        let five = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .title)..<layout.offset(i, .whole)])
+                        for alternative in expansion.alternatives {
+                            if alternative.prefix {
+                                forEachLexeme(startingWith: Array(alternative.text.utf8)) {
+                                    lexemes[$0].accumulate(into: five, blocks: target, levels: alternative.level)
+                                }
+                            } else if let lexeme = lexemeID(alternative.text) {
+                                lexemes[Int(lexeme)].accumulate(into: five, blocks: target, levels: alternative.level)
+                            }
+                        }
+                        if let lexeme = lexemeID(expansion.word) {
+                            let whole = layout.offset(i, .whole)
+                            lexemes[Int(lexeme)].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]), blocks: target)
+                        }
+                    }
                 }
             }
         }
-        return WordSets(count: expansions.count, width: width, buffer: storage)
+        return WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: storage)
     }
 
-    /// ORs in every lexeme starting with `prefix` (one range of the sorted lexemes).
-    private func scan(prefix: [UInt8], into sets: UnsafeMutableBufferPointer<UInt64>, width: Int, levels: Int) {
+    /// Calls `body` with every lexeme starting with `prefix` (one range of the sorted lexemes).
+    func forEachLexeme(startingWith prefix: [UInt8], _ body: (Int) -> Void) {
         var a = 0, b = sortedLexemes.count
         while a < b {
             let m = (a + b) / 2
@@ -56,7 +99,7 @@ extension CatalogIndex {
         while i < sortedLexemes.count {
             let lexeme = Int(sortedLexemes[i])
             guard lexemeBytes[lexeme].starts(with: prefix) else { break }
-            lexemes[lexeme].accumulate(into: sets, words: width, levels: levels)
+            body(lexeme)
             i += 1
         }
     }

@@ -70,22 +70,30 @@ struct LexemeBooks: Sendable {
         list = []
     }
 
-    /// ORs the books into a word-set buffer of `words`-long sets: any field, title, title or
-    /// author, then the level sets. `levels`: how many of the level sets (1, 2, 3, after any/title/title-or-author) the match
-    /// counts in — a literal match (3) in all three, a sound-alike (0) in none.
-    func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, words: Int, levels: Int) {
+    /// The blocks a word set covers (`CatalogIndex.WordSets`): their indices in the id range,
+    /// ascending, and per block of the id range its position among them (-1: not covered).
+    struct Blocks {
+        let indices: UnsafeBufferPointer<Int>
+        let slots: UnsafeBufferPointer<Int32>
+    }
+
+    /// ORs the books into five compact sets over `blocks` (`blocks.indices.count` 64-bit words
+    /// each): title, title or author, then the level sets. `levels`: how many of the level sets
+    /// (1, 2, 3) the match counts in — a literal match (3) in all three, a sound-alike (0) in none.
+    func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks, levels: Int) {
+        let width = blocks.indices.count
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in
                     dense.description.words.withUnsafeBufferPointer { d in
-                        for w in 0..<words {
+                        for (k, w) in blocks.indices.enumerated() {
                             let title = w < t.count ? t[w] : 0
                             let titleOrAuthor = title | (w < a.count ? a[w] : 0)
+                            sets[k] |= title
+                            sets[width + k] |= titleOrAuthor
+                            guard levels > 0 else { continue }
                             let any = titleOrAuthor | (w < d.count ? d[w] : 0)
-                            sets[w] |= any
-                            sets[words + w] |= title
-                            sets[2 * words + w] |= titleOrAuthor
-                            for l in 0..<levels { sets[(3 + l) * words + w] |= any }
+                            for l in 0..<levels { sets[(2 + l) * width + k] |= any }
                         }
                     }
                 }
@@ -96,12 +104,38 @@ struct LexemeBooks: Sendable {
             for entry in entries {
                 let id = Int(entry >> 3)
                 let w = id >> 6
+                guard w < blocks.slots.count else { continue }
+                let k = Int(blocks.slots[w])
+                guard k >= 0 else { continue }
                 let bit = UInt64(1) << UInt64(id & 63)
-                guard w < words else { continue }
-                sets[w] |= bit
-                if entry & 1 != 0 { sets[words + w] |= bit }
-                if entry & 3 != 0 { sets[2 * words + w] |= bit }
-                for l in 0..<levels { sets[(3 + l) * words + w] |= bit }
+                if entry & 1 != 0 { sets[k] |= bit }
+                if entry & 3 != 0 { sets[width + k] |= bit }
+                for l in 0..<levels { sets[(2 + l) * width + k] |= bit }
+            }
+        }
+    }
+
+    /// ORs every book of the lexeme, whatever the field, into a compact set over `blocks`.
+    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks) {
+        if let dense {
+            dense.title.words.withUnsafeBufferPointer { t in
+                dense.author.words.withUnsafeBufferPointer { a in
+                    dense.description.words.withUnsafeBufferPointer { d in
+                        for (k, w) in blocks.indices.enumerated() {
+                            set[k] |= (w < t.count ? t[w] : 0) | (w < a.count ? a[w] : 0) | (w < d.count ? d[w] : 0)
+                        }
+                    }
+                }
+            }
+            return
+        }
+        list.withUnsafeBufferPointer { entries in
+            for entry in entries {
+                let id = Int(entry >> 3)
+                let w = id >> 6
+                guard w < blocks.slots.count else { continue }
+                let k = Int(blocks.slots[w])
+                if k >= 0 { set[k] |= UInt64(1) << UInt64(id & 63) }
             }
         }
     }
@@ -112,18 +146,21 @@ struct LexemeBooks: Sendable {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in
                     dense.description.words.withUnsafeBufferPointer { d in
-                        for w in 0..<set.count {
-                            set[w] |= (w < t.count ? t[w] : 0) | (w < a.count ? a[w] : 0) | (w < d.count ? d[w] : 0)
+                        // Three straight passes (no per-word bounds test: they vectorize).
+                        for source in [t, a, d] {
+                            for w in 0..<min(set.count, source.count) { set[w] |= source[w] }
                         }
                     }
                 }
             }
             return
         }
-        for entry in list {
-            let id = Int(entry >> 3)
-            guard id >> 6 < set.count else { continue }
-            set[id >> 6] |= UInt64(1) << UInt64(id & 63)
+        list.withUnsafeBufferPointer { entries in
+            for entry in entries {
+                let id = Int(entry >> 3)
+                guard id >> 6 < set.count else { continue }
+                set[id >> 6] |= UInt64(1) << UInt64(id & 63)
+            }
         }
     }
 

@@ -20,15 +20,18 @@ struct FastPathTests {
         #expect(QueryParameters(query: "q=dr%C3%A9+gon&age=4").pairs.map(\.value) == ["dré gon", "4"])
     }
 
-    @Test("the byte-wise path for ASCII text finds exactly what the character-wise path finds (2,000 random titles and searches)")
-    func asciiPathAgrees() {
+    @Test("highlights: the prepared query, byte-wise for ASCII and character-wise otherwise, finds exactly what the reference matching finds (3,000 random titles and searches × 3 languages)")
+    func highlightPathsAgree() {
         var rng = SplitMix(seed: 47)
-        let vocabulary = TypoVocabulary(["dragon", "dragons", "goodnight", "moon", "owl", "owls", "bear", "bears", "sleepy", "running", "runs", "42", "tiger"])
+        let vocabulary = TypoVocabulary(["dragon", "dragons", "goodnight", "moon", "owl", "owls", "bear", "bears", "sleepy", "running", "runs", "42", "tiger",
+                                         "cheval", "chevaux", "ete", "nino", "ninos", "garcon", "oiseau"])
         let pieces = ["Dragon", "dragons", "GOODNIGHT", "moon", "Owl", "owls'", "bear", "Bears!", "sleepy", "running", "runs", "42", "x1", "tigers",
+                      "Chevaux", "cheval", "Été", "été", "NIÑO", "niños", "Garçon", "oiseaux", "Æsop", "straße", "e\u{301}te", "🐉", "İstanbul",
                       "the", "a", "of", "-", ", ", ". ", "  ", "'", "(", ")", "\t", "\r\n", "_", "&"]
-        let queries = ["drgon", "dragon", "good", "moon", "owl", "bears", "sleep", "run", "42", "tig", "ber", "goodnigth", "x"]
-        var compared = 0, highlighted = 0
-        for _ in 0..<2_000 {
+        let queries = ["drgon", "dragon", "good", "moon", "owl", "bears", "sleep", "run", "42", "tig", "ber", "goodnigth", "x",
+                       "cheval", "chevaux", "ete", "nino", "garcon", "oiseau", "aesop", "strasse"]
+        var compared = 0, highlighted = 0, accented = 0
+        for _ in 0..<3_000 {
             var text = ""
             for _ in 0..<rng.next(8) + 1 {
                 text += pieces[rng.next(pieces.count)]
@@ -36,18 +39,40 @@ struct FastPathTests {
             }
             let words = (0..<rng.next(3) + 1).map { _ in queries[rng.next(queries.count)] }
             let expansions = words.map { SearchExpansion($0, vocabulary: vocabulary) }
-            for language in ["en", "fr"] {
+            let query = Highlighter.Query(expansions)
+            for language in ["en", "fr", "es"] {
                 let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
-                let fast = Highlighter.asciiRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
-                let reference = Highlighter.characterRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
-                #expect(fast == reference, "\(text) / \(words) / \(language)")
+                #expect(query.stemmed(language) == stemmed)
+                let reference = Highlighter.referenceRanges(in: text, language: language, expansions: expansions)
+                if text.utf8.allSatisfy({ $0 < 0x80 }) {
+                    #expect(Highlighter.asciiRanges(in: text, language: language, stemmed: stemmed, query: query) == reference, "\(text) / \(words) / \(language)")
+                } else {
+                    accented += 1
+                }
+                #expect(Highlighter.characterRanges(in: text, language: language, stemmed: stemmed, query: query) == reference, "\(text) / \(words) / \(language)")
                 #expect(Highlighter.ranges(in: text, language: language, expansions: expansions) == reference)
                 compared += 1
                 if !reference.isEmpty { highlighted += 1 }
             }
         }
-        #expect(compared == 4_000)
-        #expect(highlighted > 1_000)   // the cases exercise matches, not only misses
+        #expect(compared == 9_000)
+        #expect(highlighted > 1_500 && accented > 2_000, "\(highlighted) highlighted, \(accented) accented")   // the cases exercise matches and accented text, not only misses
+    }
+
+    @Test("folding: accented Latin letters folded one by one give what Foundation's folding of the whole word gives (5,000 random words)")
+    func latinFolding() {
+        var rng = SplitMix(seed: 48)
+        let latin = (0xC0...0x17F).compactMap { Unicode.Scalar($0).map { String(Character($0)) } }
+        let alphabet = latin + Array("abcXYZ019 -'").map(String.init) + ["\u{301}", "🐉", "ǅ", "ﬁ"]
+        var folded = 0
+        for _ in 0..<5_000 {
+            let text = (0..<rng.next(12) + 1).map { _ in alphabet[rng.next(alphabet.count)] }.joined()
+            let reference = SearchText.foldingFoundation(text)
+            #expect(SearchText.fold(text) == reference, "\(text)")
+            if let fast = SearchText.latinFold(text) { #expect(fast == reference, "\(text)"); folded += 1 }
+        }
+        #expect(folded > 2_000)   // most words take the table's path
+        for scalar in latin { #expect(SearchText.latinFold(scalar).map { $0 == SearchText.foldingFoundation(scalar) } ?? true, "\(scalar)") }
     }
 
     @Test("query words: the ASCII fold and split give what Foundation's folding and the character-wise split give (5,000 random queries)")

@@ -56,8 +56,9 @@ struct SQLCatalogSource: CatalogSource {
            try await list(other, scope: scope, synonyms: synonyms, sql: sql, countOnly: true).total > result.total {
             didYouMean = other.text
         }
+        let query = Highlighter.Query(result.expansions)
         let highlights = result.expansions.isEmpty ? nil : result.books.map {
-            HighlightDTO(id: $0.id, title: $0.title, author: $0.author, language: $0.language, titleLanguage: $0.titleLanguage, expansions: result.expansions)
+            HighlightDTO(id: $0.id, title: $0.title, author: $0.author, language: $0.language, titleLanguage: $0.titleLanguage, query: query)
         }
         let page = CatalogPageDTO(data: result.books, meta: .init(didYouMean: didYouMean, facets: result.facets, highlights: highlights,
                                                                   page: parameters.page.page, perPage: parameters.page.perPage,

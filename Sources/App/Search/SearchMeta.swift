@@ -10,9 +10,9 @@ struct HighlightDTO: Content, Equatable {
     let author: [Range]
 
     /// `titleLanguage`: a translated title's language (docs/localization.md), else the book's.
-    init(id: Int, title: String, author: String, language: String, titleLanguage: String? = nil, expansions: [SearchExpansion]) {
+    init(id: Int, title: String, author: String, language: String, titleLanguage: String? = nil, query: Highlighter.Query) {
         func ranges(_ text: String, _ language: String) -> [Range] {
-            Highlighter.ranges(in: text, language: language, expansions: expansions).map { Range(start: $0.start, length: $0.length, match: $0.kind.rawValue) }
+            Highlighter.ranges(in: text, language: language, query: query).map { Range(start: $0.start, length: $0.length, match: $0.kind.rawValue) }
         }
         self.id = id
         self.title = ranges(title, titleLanguage ?? language)

@@ -10,23 +10,30 @@ public struct Highlight: Sendable, Equatable {
 public enum Highlighter {
     /// Better first: a word matched several ways reports the best.
     static let rank: [SearchExpansion.Kind: Int] = [.exact: 0, .prefix: 1, .stem: 2, .synonym: 3, .typo: 4, .phonetic: 5]
+    static let kinds: [SearchExpansion.Kind] = [.exact, .prefix, .stem, .synonym, .typo, .phonetic]
 
     /// The words of `text` (runs of letters and digits, as the query splits them) that one of
     /// the expansions matches; stem tokens are compared in the book's `language`.
     public static func ranges(in text: String, language: String, expansions: [SearchExpansion]) -> [Highlight] {
-        guard !expansions.isEmpty else { return [] }
+        ranges(in: text, language: language, query: Query(expansions))
+    }
+
+    /// `ranges(in:language:expansions:)` with the expansions prepared once (`Query`: a page's
+    /// titles and authors share one).
+    public static func ranges(in text: String, language: String, query: Query) -> [Highlight] {
+        guard !query.isEmpty else { return [] }
         // Stemming a word of the text is needed only when some alternative is a stem in its language.
-        let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiRanges(in: text, language: language, stemmed: stemmed, expansions: expansions) }
-        return characterRanges(in: text, language: language, stemmed: stemmed, expansions: expansions)
+        let stemmed = query.stemmed(language)
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiRanges(in: text, language: language, stemmed: stemmed, query: query) }
+        return characterRanges(in: text, language: language, stemmed: stemmed, query: query)
     }
 
     /// `ranges(in:…)` character by character (any text; `asciiRanges` gives the same for ASCII).
-    static func characterRanges(in text: String, language: String, stemmed: Bool, expansions: [SearchExpansion]) -> [Highlight] {
+    static func characterRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight] {
         var result: [Highlight] = []
         var offset = 0, start = 0, word = ""
         func finish() {
-            if !word.isEmpty, let kind = best(word, language: language, stemmed: stemmed, expansions) {
+            if !word.isEmpty, let kind = best(word, language: language, stemmed: stemmed, query) {
                 result.append(Highlight(start: start, length: offset - start, kind: kind))
             }
             word = ""
@@ -45,40 +52,16 @@ public enum Highlighter {
         return result
     }
 
-    static func best(_ token: String, language: String, stemmed: Bool, _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
+    static func best(_ token: String, language: String, stemmed: Bool, _ query: Query) -> SearchExpansion.Kind? {
         // ASCII words fold by lower-casing (no Foundation call); others as query words fold.
         let folded = token.utf8.allSatisfy { $0 < 0x80 } ? String(decoding: token.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
             : SearchText.fold(token)
-        return Array(folded.utf8).withUnsafeBufferPointer { best($0, folded: { folded }, language: language, stemmed: stemmed, expansions) }
-    }
-
-    /// The best kind of match of a folded word (`bytes`; `folded()` the same as a string, made
-    /// only when a stem must be compared).
-    static func best(_ bytes: UnsafeBufferPointer<UInt8>, folded: () -> String, language: String, stemmed: Bool,
-                     _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
-        var stemToken: String??
-        var found: SearchExpansion.Kind?
-        func consider(_ kind: SearchExpansion.Kind) {
-            if found == nil || rank[kind]! < rank[found!]! { found = kind }
-        }
-        for expansion in expansions {
-            if bytes.elementsEqual(expansion.word.utf8) { consider(.exact); continue }
-            for alternative in expansion.alternatives {
-                if alternative.isStem {
-                    guard stemmed else { continue }
-                    if stemToken == nil { stemToken = .some(WordForms.token(folded(), language: language)) }
-                    if stemToken! == alternative.text { consider(alternative.kind) }
-                } else if alternative.prefix ? bytes.starts(with: alternative.text.utf8) : bytes.elementsEqual(alternative.text.utf8) {
-                    consider(alternative.kind)
-                }
-            }
-        }
-        return found
+        return Array(folded.utf8).withUnsafeBufferPointer { query.best($0, folded: { folded }, language: language, stemmed: stemmed) }
     }
 
     /// `ranges(in:…)` for an ASCII text, byte by byte (a UTF-16 offset is the byte's there): the
     /// same words (runs of letters and digits), folded by lower-casing, without a string per word.
-    static func asciiRanges(in text: String, language: String, stemmed: Bool, expansions: [SearchExpansion]) -> [Highlight] {
+    static func asciiRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight] {
         var result: [Highlight] = []
         var word: [UInt8] = []
         word.reserveCapacity(32)
@@ -86,7 +69,7 @@ public enum Highlighter {
         func finish() {
             guard !word.isEmpty else { return }
             let kind = word.withUnsafeBufferPointer { bytes in
-                best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed, expansions)
+                query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
             }
             if let kind { result.append(Highlight(start: start, length: offset - start, kind: kind)) }
             word.removeAll(keepingCapacity: true)

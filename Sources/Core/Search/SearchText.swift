@@ -16,7 +16,37 @@ public enum SearchText {
     public static func fold(_ text: String) -> String {
         // ASCII folds by lower-casing alone (Foundation's folding is most of a query's parse).
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self) }
-        return foldingFoundation(text)
+        return latinFold(text) ?? foldingFoundation(text)
+    }
+
+    /// Latin letters (U+00C0–U+017F) that Foundation's folding turns into ASCII, each as it
+    /// folds alone (worked out once, by Foundation itself).
+    private static let latin: [UInt32: [UInt8]] = {
+        var table: [UInt32: [UInt8]] = [:]
+        for value in UInt32(0xC0)...0x17F {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let folded = foldingFoundation(String(Character(scalar)))
+            if !folded.isEmpty, folded.utf8.allSatisfy({ $0 < 0x80 }) { table[value] = Array(folded.utf8) }
+        }
+        return table
+    }()
+
+    /// `fold` of a text of ASCII and accented Latin letters (`latin`) character by character —
+    /// what Foundation's folding of the whole gives (`FastPathTests`); nil for any other text.
+    static func latinFold(_ text: String) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                out.append(value >= 65 && value <= 90 ? UInt8(value + 32) : UInt8(value))
+            } else if let folded = latin[value] {
+                out.append(contentsOf: folded)
+            } else {
+                return nil
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `fold` through Foundation's folding (any text; the same as the ASCII path for ASCII).

@@ -47,9 +47,10 @@ extension CatalogEngine {
     /// its title and author match the search's `expansions` (`HighlightDTO`).
     static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, locales: [String] = [], into meta: inout JSONWriter) {
         meta.raw(",\"highlights\":")
+        let query = Highlighter.Query(expansions)
         HighlightDTO.json(ids.map { id in
             let fields = index.displayFields(id, locales: locales)
-            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, titleLanguage: fields.titleLanguage, expansions: expansions)
+            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, titleLanguage: fields.titleLanguage, query: query)
         }, into: &meta)
     }
 }

@@ -1,0 +1,119 @@
+/// A search's expansions prepared for matching many words: the query words and each
+/// alternative as bytes with its rank, the stem tokens apart (a word of a text is stemmed only
+/// when one of them could still improve its match).
+extension Highlighter {
+    public struct Query: Sendable {
+        struct Alternative: Sendable { let bytes: [UInt8]; let prefix: Bool; let rank: Int }
+        struct Stem: Sendable { let text: String; let bytes: [UInt8]; let rank: Int }
+        let words: [[UInt8]]
+        let alternatives: [Alternative]
+        let stems: [Stem]
+        /// The best rank a stem token can give (`Int.max`: none).
+        let bestStemRank: Int
+
+        public init(_ expansions: [SearchExpansion]) {
+            words = expansions.map { Array($0.word.utf8) }
+            var alternatives: [Alternative] = [], stems: [Stem] = []
+            for alternative in expansions.flatMap(\.alternatives) {
+                let rank = Highlighter.rank[alternative.kind]!
+                if alternative.isStem {
+                    stems.append(Stem(text: alternative.text, bytes: Array(alternative.text.utf8), rank: rank))
+                } else {
+                    alternatives.append(Alternative(bytes: Array(alternative.text.utf8), prefix: alternative.prefix, rank: rank))
+                }
+            }
+            self.alternatives = alternatives
+            self.stems = stems
+            bestStemRank = stems.map(\.rank).min() ?? .max
+        }
+
+        public var isEmpty: Bool { words.isEmpty }
+
+        /// Whether some stem token is in `language` (`~xx:…`): only then is a text's word stemmed.
+        func stemmed(_ language: String) -> Bool {
+            let code = Array(language.utf8)
+            return stems.contains { stem in
+                stem.bytes.count > code.count + 1 && stem.bytes[0] == 126 && stem.bytes[code.count + 1] == 58
+                    && stem.bytes[1...code.count].elementsEqual(code)
+            }
+        }
+
+        /// The best kind of match of a folded word (`bytes`; `folded()` the same as a string, made
+        /// only when a stem must be compared): a query word itself is `exact`, else the best rank
+        /// among the alternatives it equals (or, a prefix, starts with) and the stem tokens equal
+        /// to its stem in `language`.
+        func best(_ bytes: UnsafeBufferPointer<UInt8>, folded: () -> String, language: String, stemmed: Bool) -> SearchExpansion.Kind? {
+            for word in words where Self.equal(bytes, word) { return .exact }
+            var found = Int.max
+            for alternative in alternatives where alternative.rank < found {
+                if alternative.prefix ? Self.starts(bytes, with: alternative.bytes) : Self.equal(bytes, alternative.bytes) {
+                    found = alternative.rank
+                }
+            }
+            if stemmed && bestStemRank < found, let token = WordForms.token(folded(), language: language) {
+                for stem in stems where stem.rank < found && stem.text == token { found = stem.rank }
+            }
+            return found == .max ? nil : Highlighter.kinds[found]
+        }
+
+        static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
+            bytes.count == other.count && starts(bytes, with: other)
+        }
+
+        static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: [UInt8]) -> Bool {
+            guard bytes.count >= prefix.count else { return false }
+            for i in 0..<prefix.count where bytes[i] != prefix[i] { return false }
+            return true
+        }
+    }
+}
+
+/// The matching the prepared `Query` stands for, kept as it was written first (expansion by
+/// expansion, alternative by alternative): `FastPathTests` proves the two agree.
+extension Highlighter {
+    static func referenceRanges(in text: String, language: String, expansions: [SearchExpansion]) -> [Highlight] {
+        guard !expansions.isEmpty else { return [] }
+        let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
+        var result: [Highlight] = []
+        var offset = 0, start = 0, word = ""
+        func finish() {
+            if !word.isEmpty, let kind = referenceBest(word, language: language, stemmed: stemmed, expansions) {
+                result.append(Highlight(start: start, length: offset - start, kind: kind))
+            }
+            word = ""
+        }
+        for character in text {
+            if character.isLetter || character.isNumber {
+                if word.isEmpty { start = offset }
+                word.append(character)
+            } else {
+                finish()
+            }
+            offset += character.utf16.count
+        }
+        finish()
+        return result
+    }
+
+    static func referenceBest(_ token: String, language: String, stemmed: Bool, _ expansions: [SearchExpansion]) -> SearchExpansion.Kind? {
+        let folded = SearchText.foldingFoundation(token)
+        var stemToken: String??
+        var found: SearchExpansion.Kind?
+        func consider(_ kind: SearchExpansion.Kind) {
+            if found == nil || rank[kind]! < rank[found!]! { found = kind }
+        }
+        for expansion in expansions {
+            if folded == expansion.word { consider(.exact); continue }
+            for alternative in expansion.alternatives {
+                if alternative.isStem {
+                    guard stemmed else { continue }
+                    if stemToken == nil { stemToken = .some(WordForms.token(folded, language: language)) }
+                    if stemToken! == alternative.text { consider(alternative.kind) }
+                } else if alternative.prefix ? folded.utf8.starts(with: alternative.text.utf8) : folded.utf8.elementsEqual(alternative.text.utf8) {
+                    consider(alternative.kind)
+                }
+            }
+        }
+        return found
+    }
+}
