@@ -68,8 +68,16 @@ extension CatalogIndex {
     public func displayFields(_ id: Int) -> (title: String, author: String, language: String) {
         let range = json.range(id)
         let bytes = json.storage[range]
-        return (Self.stringValue(needle: Self.titleNeedle, in: bytes) ?? "", Self.stringValue(needle: Self.authorNeedle, in: bytes) ?? "",
-                Self.stringValue(needle: Self.languageNeedle, in: bytes) ?? "")
+        // Each key is looked for first where the loader's layout puts it — the author near the
+        // start, the language after the description, the title after rights_available — so the
+        // description is not read through (the whole object when the key is not there).
+        func value(_ needle: ByteSearch.Needle, after offset: Int) -> String {
+            let from = range.lowerBound + min(offset, range.count)
+            return Self.stringValue(needle: needle, in: bytes[from...]) ?? Self.stringValue(needle: needle, in: bytes) ?? ""
+        }
+        return (value(Self.titleNeedle, after: id < rightsOffset.count ? Int(rightsOffset[id]) : 0),
+                value(Self.authorNeedle, after: 0),
+                value(Self.languageNeedle, after: id < descriptionStart.count ? Int(descriptionStart[id]) + Int(descriptionLength[id]) : 0))
     }
 
     static let titleNeedle = ByteSearch.Needle(Array(#""title":""#.utf8)), authorNeedle = ByteSearch.Needle(Array(#""author":""#.utf8)),
