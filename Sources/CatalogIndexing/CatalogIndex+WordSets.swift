@@ -25,23 +25,43 @@ extension CatalogIndex {
         func offset(_ word: Int, _ kind: Kind) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
     }
 
+    /// The lexemes one search word matches, each once with the best level it is reached at
+    /// (a prefix and a typo often reach the same lexeme), and the word itself as a lexeme.
+    struct WordLexemes {
+        var lexemes: [(id: Int, level: Int)] = []
+        var whole: Int?
+    }
+
+    /// Each expansion's lexemes: its alternatives looked up (a prefix: every lexeme it starts).
+    func wordLexemes(_ expansions: [SearchExpansion]) -> [WordLexemes] {
+        expansions.map { expansion in
+            var levels: [Int: Int] = [:]
+            func reach(_ lexeme: Int, _ level: Int) { if levels[lexeme].map({ $0 < level }) ?? true { levels[lexeme] = level } }
+            for alternative in expansion.alternatives {
+                if alternative.prefix {
+                    forEachLexeme(startingWith: Array(alternative.text.utf8)) { reach($0, alternative.level) }
+                } else if let lexeme = lexemeID(alternative.text) {
+                    reach(Int(lexeme), alternative.level)
+                }
+            }
+            return WordLexemes(lexemes: levels.map { (id: $0.key, level: $0.value) }.sorted { $0.id < $1.id }, whole: lexemeID(expansion.word).map(Int.init))
+        }
+    }
+
     /// The books of `base` holding every word of `expansions` (each with any of its alternatives,
     /// in any field). One catalog-wide set per word, ANDed in.
     func matching(_ expansions: [SearchExpansion], within base: Bitset) -> Bitset {
+        matching(wordLexemes(expansions), within: base)
+    }
+
+    func matching(_ words: [WordLexemes], within base: Bitset) -> Bitset {
         var matched = base
-        guard !expansions.isEmpty else { return matched }
-        let width = active.words.count
-        var any = [UInt64](repeating: 0, count: width)
-        for expansion in expansions {
+        guard !words.isEmpty else { return matched }
+        var any = [UInt64](repeating: 0, count: active.words.count)
+        for word in words {
             any.withUnsafeMutableBufferPointer { buffer in
                 buffer.update(repeating: 0)
-                for alternative in expansion.alternatives {
-                    if alternative.prefix {
-                        forEachLexeme(startingWith: Array(alternative.text.utf8)) { lexemes[$0].accumulateAll(into: buffer) }
-                    } else if let lexeme = lexemeID(alternative.text) {
-                        lexemes[Int(lexeme)].accumulateAll(into: buffer)
-                    }
-                }
+                for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
             }
             any.withUnsafeBufferPointer { matched.formIntersection($0) }
         }
@@ -52,40 +72,33 @@ extension CatalogIndex {
     /// from the lexemes' book lists (a prefix from every lexeme it starts), and the word itself as
     /// a whole word — over the blocks of the books holding every word only.
     func wordSets(_ expansions: [SearchExpansion], within base: Bitset) -> WordSets {
-        let matched = matching(expansions, within: base)
-        let blocks = expansions.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
+        let words = wordLexemes(expansions)
+        let matched = matching(words, within: base)
+        let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
         let kinds = WordSets.Kind.allCases.count, width = blocks.count
-        var storage = [UInt64](repeating: 0, count: expansions.count * kinds * width)
-        guard width > 0 else { return WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: storage) }
+        var storage = [UInt64](repeating: 0, count: words.count * kinds * width)
+        guard width > 0 else { return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage) }
         // The compact position of each block of the id range (-1: not one of `blocks`).
         var slots = [Int32](repeating: -1, count: active.words.count)
         for (k, w) in blocks.enumerated() { slots[w] = Int32(k) }
-        let layout = WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: [])
+        let layout = WordSets(count: words.count, matched: matched, blocks: blocks, buffer: [])
         blocks.withUnsafeBufferPointer { blocks in
             slots.withUnsafeBufferPointer { slots in
                 storage.withUnsafeMutableBufferPointer { buffer in
                     let target = LexemeBooks.Blocks(indices: blocks, slots: slots)
-                    for (i, expansion) in expansions.enumerated() {
-                        // title, title or author, levels 1–3: the alternatives OR into these five.
+                    for (i, word) in words.enumerated() {
+                        // title, title or author, levels 1–3: the lexemes OR into these five.
                         let five = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .title)..<layout.offset(i, .whole)])
-                        for alternative in expansion.alternatives {
-                            if alternative.prefix {
-                                forEachLexeme(startingWith: Array(alternative.text.utf8)) {
-                                    lexemes[$0].accumulate(into: five, blocks: target, levels: alternative.level)
-                                }
-                            } else if let lexeme = lexemeID(alternative.text) {
-                                lexemes[Int(lexeme)].accumulate(into: five, blocks: target, levels: alternative.level)
-                            }
-                        }
-                        if let lexeme = lexemeID(expansion.word) {
+                        for lexeme in word.lexemes { lexemes[lexeme.id].accumulate(into: five, blocks: target, levels: lexeme.level) }
+                        if let lexeme = word.whole {
                             let whole = layout.offset(i, .whole)
-                            lexemes[Int(lexeme)].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]), blocks: target)
+                            lexemes[lexeme].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]), blocks: target)
                         }
                     }
                 }
             }
         }
-        return WordSets(count: expansions.count, matched: matched, blocks: blocks, buffer: storage)
+        return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage)
     }
 
     /// Calls `body` with every lexeme starting with `prefix` (one range of the sorted lexemes).

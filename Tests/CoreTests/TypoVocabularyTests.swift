@@ -35,4 +35,39 @@ struct TypoVocabularyTests {
         vocabulary.remove("dragon")
         #expect(vocabulary.alternatives(for: "drgon").isEmpty)
     }
+
+    @Test("the walk finds exactly the shortest term prefixes one edit away, as a brute force over every prefix finds them (1,000 random words over 50 random vocabularies)")
+    func walkAgreesWithBruteForce() {
+        var rng = SplitMix(seed: 49)
+        let letters = Array("abcde").map { UInt32($0.unicodeScalars.first!.value) }
+        func word(_ length: Int) -> [UInt32] { (0..<length).map { _ in letters[rng.next(letters.count)] } }
+        func text(_ scalars: [UInt32]) -> String { String(String.UnicodeScalarView(scalars.compactMap(Unicode.Scalar.init))) }
+        var nonEmpty = 0
+        for _ in 0..<50 {
+            let terms = (0..<rng.next(300) + 20).map { _ in word(rng.next(5) + 4) }
+            let vocabulary = TypoVocabulary(terms.map(text))
+            let prefixes = Set(terms.flatMap { term in (0...term.count).map { Array(term[..<$0]) } })
+            for _ in 0..<20 {
+                let q = word(rng.next(4) + 5)
+                let candidates = prefixes.filter { $0 != q && !$0.starts(with: q) && Self.oneEdit(q, $0) }
+                let shortest = candidates.filter { c in !candidates.contains { $0.count < c.count && c.starts(with: $0) } }
+                let expected = shortest.map(text).sorted()
+                #expect(vocabulary.alternatives(for: text(q)).sorted() == expected, "\(text(q))")
+                if !expected.isEmpty { nonEmpty += 1 }
+            }
+        }
+        #expect(nonEmpty > 300)
+    }
+
+    /// Whether `b` is one insertion, deletion, substitution or swap of neighbours from `a`.
+    static func oneEdit(_ a: [UInt32], _ b: [UInt32]) -> Bool {
+        if a.count == b.count {
+            let diff = (0..<a.count).filter { a[$0] != b[$0] }
+            if diff.count == 1 { return true }
+            return diff.count == 2 && diff[1] == diff[0] + 1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
+        }
+        let (long, short) = a.count > b.count ? (a, b) : (b, a)
+        guard long.count == short.count + 1 else { return false }
+        return (0..<long.count).contains { i in Array(long[..<i] + long[(i + 1)...]) == short }
+    }
 }

@@ -113,7 +113,7 @@ public struct TypoVocabulary: Sendable {
         guard q.count >= SearchText.typoMinLength else { return [] }
         var found = Set<[UInt32]>()
         var prefix: [UInt32] = []
-        walk(q, 0, edited: false, &prefix, 0, terms.count, &found)
+        terms.withUnsafeBufferPointer { terms in walk(terms, q, 0, edited: false, &prefix, 0, terms.count, &found) }
         // Keep the shortest: drop any found prefix that extends another, or that extends q.
         let sorted = found.sorted(by: Self.less)
         var result: [[UInt32]] = []
@@ -125,62 +125,66 @@ public struct TypoVocabulary: Sendable {
     }
 
     /// Depth-first over the terms in `lo..<hi`, which all start with `prefix`; `i` letters of
-    /// `q` are consumed.
-    private func walk(_ q: [UInt32], _ i: Int, edited: Bool, _ prefix: inout [UInt32], _ lo: Int, _ hi: Int,
+    /// `q` are consumed. A range narrows by one letter at a time (the letter at `prefix.count`),
+    /// so no search compares whole prefixes.
+    private func walk(_ terms: UnsafeBufferPointer<[UInt32]>, _ q: [UInt32], _ i: Int, edited: Bool, _ prefix: inout [UInt32], _ lo: Int, _ hi: Int,
                       _ found: inout Set<[UInt32]>) {
         guard lo < hi else { return }
         if i == q.count {
             if edited { found.insert(prefix) }
             return
         }
+        let depth = prefix.count
         if !edited {
             // Deletion: q has a letter the term does not.
-            if i + 1 == q.count { found.insert(prefix) } else { walk(q, i + 1, edited: true, &prefix, lo, hi, &found) }
+            if i + 1 == q.count { found.insert(prefix) } else { walk(terms, q, i + 1, edited: true, &prefix, lo, hi, &found) }
             // Transposition of q[i] and q[i+1].
             if i + 1 < q.count && q[i] != q[i + 1] {
+                let (a, b) = Self.letterRange(terms, depth: depth, letter: q[i + 1], lo, hi)
+                let (c, d) = Self.letterRange(terms, depth: depth + 1, letter: q[i], a, b)
                 prefix.append(q[i + 1]); prefix.append(q[i])
-                let (a, b) = range(prefix, lo, hi)
-                walk(q, i + 2, edited: true, &prefix, a, b, &found)
+                walk(terms, q, i + 2, edited: true, &prefix, c, d, &found)
                 prefix.removeLast(2)
             }
         }
         // Every letter that follows `prefix` in some term.
         var start = lo
-        let depth = prefix.count
         while start < hi && terms[start].count == depth { start += 1 }   // the prefix itself, sorted first
         while start < hi {
             let letter = terms[start][depth]
+            let end = Self.letterEnd(terms, depth: depth, letter: letter, start, hi)
             prefix.append(letter)
-            let end = upperBound(prefix, start, hi)
             if letter == q[i] {
-                walk(q, i + 1, edited: edited, &prefix, start, end, &found)
+                walk(terms, q, i + 1, edited: edited, &prefix, start, end, &found)
             } else if !edited {
-                walk(q, i + 1, edited: true, &prefix, start, end, &found)      // substitution
+                walk(terms, q, i + 1, edited: true, &prefix, start, end, &found)      // substitution
             }
             if !edited {
-                walk(q, i, edited: true, &prefix, start, end, &found)          // insertion
+                walk(terms, q, i, edited: true, &prefix, start, end, &found)          // insertion
             }
             prefix.removeLast()
             start = end
         }
     }
 
-    /// The range of terms starting with `prefix`, within `lo..<hi`.
-    private func range(_ prefix: [UInt32], _ lo: Int, _ hi: Int) -> (Int, Int) {
-        var a = lo, b = hi
-        while a < b {   // first term >= prefix
+    /// The terms of `lo..<hi` (all sharing their first `depth` letters) whose next letter is `letter`.
+    private static func letterRange(_ terms: UnsafeBufferPointer<[UInt32]>, depth: Int, letter: UInt32, _ lo: Int, _ hi: Int) -> (Int, Int) {
+        var a = lo
+        while a < hi && terms[a].count == depth { a += 1 }   // the shared prefix itself, sorted first
+        var b = hi
+        while a < b {   // first whose letter at `depth` is not below `letter`
             let m = (a + b) / 2
-            if Self.less(terms[m], prefix) { a = m + 1 } else { b = m }
+            if terms[m][depth] < letter { a = m + 1 } else { b = m }
         }
-        return (a, upperBound(prefix, a, hi))
+        return (a, letterEnd(terms, depth: depth, letter: letter, a, hi))
     }
 
-    /// The first index in `lo..<hi` whose term does not start with `prefix` (all before do).
-    private func upperBound(_ prefix: [UInt32], _ lo: Int, _ hi: Int) -> Int {
+    /// The first index of `lo..<hi` whose letter at `depth` is past `letter` (all before are not).
+    private static func letterEnd(_ terms: UnsafeBufferPointer<[UInt32]>, depth: Int, letter: UInt32, _ lo: Int, _ hi: Int) -> Int {
         var a = lo, b = hi
         while a < b {
             let m = (a + b) / 2
-            if terms[m].starts(with: prefix) || Self.less(terms[m], prefix) { a = m + 1 } else { b = m }
+            if terms[m][depth] <= letter { a = m + 1 } else { b = m }
         }
         return a
     }
