@@ -111,9 +111,12 @@ extension CatalogIndex {
     /// none worse than a typo, else some only by sound), descending; then the number of words
     /// found as whole words descending, then id. SQL ranks by the same keys (`CatalogQueries`).
     ///
-    /// Computed 64 books at a time with word-wise masks: one pass counts the books of every
-    /// (tier, score) key, then only the keys the page falls in are walked, in id order, stopping
-    /// when the page is full — no per-book sort at any size.
+    /// Computed 64 books at a time with word-wise masks, no per-book sort at any size. A near
+    /// page (up to `collectedPageLimit` books deep) is collected in one pass; a deeper one counts
+    /// the books of every (tier, score) key first, then walks only the keys the page falls in, in
+    /// id order, stopping when the page is full.
+    static let collectedPageLimit = 240
+
     private func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest) -> [Int] {
         sets.buffer.withUnsafeBufferPointer { buffer in
             matches.words.withUnsafeBufferPointer { matchWords in
@@ -159,6 +162,37 @@ extension CatalogIndex {
         // (block position among the sets' blocks, block index in the id range) of the matches.
         let blocks = sets.blocks.enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
         var tierBits = [UInt64](repeating: 0, count: tierCount)
+        let end = page.offset + page.perPage
+        if end <= Self.collectedPageLimit {
+            // A near page: one pass keeps each key's first `end` books, and stops looking at keys
+            // once the better ones hold `end` books.
+            let keys = tierCount * (n + 1)
+            var collected = [[Int]](repeating: [], count: keys), cutoff = keys
+            for (k, w) in blocks {
+                masks(k, w, &tierBits)
+                var grew = false
+                for t in 0..<tierCount where tierBits[t] != 0 && t * (n + 1) < cutoff {
+                    for s in stride(from: n, through: 0, by: -1) {
+                        let key = t * (n + 1) + n - s
+                        guard key < cutoff else { break }
+                        var bits = tierBits[t] & equal[s]
+                        while bits != 0 && collected[key].count < end {
+                            collected[key].append(w << 6 | bits.trailingZeroBitCount)
+                            bits &= bits &- 1
+                            grew = true
+                        }
+                    }
+                }
+                guard grew else { continue }
+                var held = 0
+                for key in 0..<cutoff {
+                    held += collected[key].count
+                    if held >= end { cutoff = key + 1; break }
+                }
+            }
+            let ranked = collected.prefix(cutoff).joined()
+            return Array(ranked.dropFirst(page.offset).prefix(page.perPage))
+        }
         var counts = [Int](repeating: 0, count: tierCount * (n + 1))   // tier index * (n + 1) + (n - score)
         for (k, w) in blocks {
             masks(k, w, &tierBits)
