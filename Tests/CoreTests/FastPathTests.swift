@@ -30,7 +30,7 @@ struct FastPathTests {
                       "the", "a", "of", "-", ", ", ". ", "  ", "'", "(", ")", "\t", "\r\n", "_", "&"]
         let queries = ["drgon", "dragon", "good", "moon", "owl", "bears", "sleep", "run", "42", "tig", "ber", "goodnigth", "x",
                        "cheval", "chevaux", "ete", "nino", "garcon", "oiseau", "aesop", "strasse"]
-        var compared = 0, highlighted = 0, accented = 0
+        var compared = 0, highlighted = 0, accented = 0, latinTexts = 0
         for _ in 0..<3_000 {
             var text = ""
             for _ in 0..<rng.next(8) + 1 {
@@ -48,6 +48,10 @@ struct FastPathTests {
                     #expect(Highlighter.asciiRanges(in: text, language: language, stemmed: stemmed, query: query) == reference, "\(text) / \(words) / \(language)")
                 } else {
                     accented += 1
+                    if let latin = Highlighter.latinRanges(in: text, language: language, stemmed: stemmed, query: query) {
+                        #expect(latin == reference, "\(text) / \(words) / \(language)")
+                        latinTexts += 1
+                    }
                 }
                 #expect(Highlighter.characterRanges(in: text, language: language, stemmed: stemmed, query: query) == reference, "\(text) / \(words) / \(language)")
                 #expect(Highlighter.ranges(in: text, language: language, expansions: expansions) == reference)
@@ -56,7 +60,7 @@ struct FastPathTests {
             }
         }
         #expect(compared == 9_000)
-        #expect(highlighted > 1_500 && accented > 2_000, "\(highlighted) highlighted, \(accented) accented")   // the cases exercise matches and accented text, not only misses
+        #expect(highlighted > 1_500 && accented > 2_000 && latinTexts > 1_000, "\(highlighted) highlighted, \(accented) accented, \(latinTexts) Latin")   // the cases exercise matches and accented text, not only misses
     }
 
     @Test("folding: accented Latin letters folded one by one give what Foundation's folding of the whole word gives (5,000 random words)")

@@ -25,7 +25,8 @@ public enum Highlighter {
         // Stemming a word of the text is needed only when some alternative is a stem in its language.
         let stemmed = query.stemmed(language)
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiRanges(in: text, language: language, stemmed: stemmed, query: query) }
-        return characterRanges(in: text, language: language, stemmed: stemmed, query: query)
+        return latinRanges(in: text, language: language, stemmed: stemmed, query: query)
+            ?? characterRanges(in: text, language: language, stemmed: stemmed, query: query)
     }
 
     /// `ranges(in:…)` character by character (any text; `asciiRanges` gives the same for ASCII).
@@ -81,6 +82,44 @@ public enum Highlighter {
                 word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
             } else {
                 finish()
+            }
+            offset += 1
+        }
+        finish()
+        return result
+    }
+
+    /// `ranges(in:…)` for a text of ASCII and accented Latin letters (`SearchText.latin`: each
+    /// one scalar, one UTF-16 unit and one character, a letter that folds to ASCII), scalar by
+    /// scalar, without a string per word; nil for any other text.
+    static func latinRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight]? {
+        var result: [Highlight] = []
+        var word: [UInt8] = []
+        word.reserveCapacity(32)
+        var start = 0, offset = 0
+        func finish() {
+            guard !word.isEmpty else { return }
+            let kind = word.withUnsafeBufferPointer { bytes in
+                query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
+            }
+            if let kind { result.append(Highlight(start: start, length: offset - start, kind: kind)) }
+            word.removeAll(keepingCapacity: true)
+        }
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                let byte = UInt8(value)
+                if (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) {
+                    if word.isEmpty { start = offset }
+                    word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+                } else {
+                    finish()
+                }
+            } else if let folded = SearchText.latin[value] {
+                if word.isEmpty { start = offset }
+                word.append(contentsOf: folded)
+            } else {
+                return nil
             }
             offset += 1
         }

@@ -21,7 +21,7 @@ public enum SearchText {
 
     /// Latin letters (U+00C0–U+017F) that Foundation's folding turns into ASCII, each as it
     /// folds alone (worked out once, by Foundation itself).
-    private static let latin: [UInt32: [UInt8]] = {
+    static let latin: [UInt32: [UInt8]] = {
         var table: [UInt32: [UInt8]] = [:]
         for value in UInt32(0xC0)...0x17F {
             guard let scalar = Unicode.Scalar(value) else { continue }
