@@ -53,8 +53,15 @@ speed_mix() {
         fi
         local tokens_file=""
         [ "$tokens" != - ] && tokens_file="$work/$tokens.txt"
+        # BENCH_PERF="B vsB": the server's CPU profile of those rows (perf, call graphs) beside the results.
+        local profiler=
+        if [[ " ${BENCH_PERF:-} " == *" $role "* ]] && command -v perf > /dev/null; then
+            perf record -q -g -p "$server" -o "${BENCH_PERF_DIR:-bench/results}/perf-$n-$role.data" -- sleep "$duration" > /dev/null 2>&1 &
+            profiler=$!
+        fi
         PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens_file" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
         [ -n "$writer" ] && { wait "$writer" || true; }
+        [ -n "$profiler" ] && { wait "$profiler" || true; }
         read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
         case $role in
           A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
