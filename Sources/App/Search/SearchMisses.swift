@@ -31,6 +31,10 @@ final class SearchMisses: Sendable {
     static let maxPending = 10_000
 
     private let pending = NIOLockedValueBox<(counts: [Miss: Int], families: Set<[UInt8]>, keys: [[UInt8]: Miss])>(([:], [], [:]))
+    /// Family keys already worked out, per account (each holds for its week): one HMAC per family
+    /// and week instead of one per miss. Forgotten past `maxKnownFamilies`.
+    private let familyKeys = NIOLockedValueBox<[Int: (week: Date, key: [UInt8])]>([:])
+    static let maxKnownFamilies = 10_000
 
     /// Counts one search of `words` that found nothing, in the week of `now`.
     func record(words: [String], country: String?, cause: Cause, account: Int?, secret: String, now: Date) {
@@ -38,7 +42,7 @@ final class SearchMisses: Sendable {
         guard !query.isEmpty else { return }
         let week = Self.week(of: now)
         let miss = Miss(query: String(query.prefix(200)), country: country ?? "", week: week, cause: cause)
-        let family = account.map { Self.familyKey(account: $0, week: week, secret: secret) }
+        let family = account.map { familyKey(account: $0, week: week, secret: secret) }
         pending.withLockedValue { state in
             guard state.counts[miss] != nil || state.counts.count < Self.maxPending else { return }
             state.counts[miss, default: 0] += 1
@@ -55,6 +59,17 @@ final class SearchMisses: Sendable {
     static func week(of date: Date) -> Date {
         let monday: Double = 4 * 86_400, week: Double = 7 * 86_400
         return Date(timeIntervalSince1970: ((date.timeIntervalSince1970 - monday) / week).rounded(.down) * week + monday)
+    }
+
+    /// `familyKey(account:week:secret:)`, from the kept keys when this week's is known.
+    private func familyKey(account: Int, week: Date, secret: String) -> [UInt8] {
+        if let known = familyKeys.withLockedValue({ $0[account] }), known.week == week { return known.key }
+        let key = Self.familyKey(account: account, week: week, secret: secret)
+        familyKeys.withLockedValue { keys in
+            if keys.count >= Self.maxKnownFamilies { keys.removeAll(keepingCapacity: true) }
+            keys[account] = (week, key)
+        }
+        return key
     }
 
     static func familyKey(account: Int, week: Date, secret: String) -> [UInt8] {

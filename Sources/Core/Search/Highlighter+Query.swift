@@ -4,12 +4,15 @@
 extension Highlighter {
     public struct Query: Sendable {
         struct Alternative: Sendable { let bytes: [UInt8]; let prefix: Bool; let rank: Int }
-        struct Stem: Sendable { let text: String; let bytes: [UInt8]; let rank: Int }
+        /// A stem token `~language:stem`, split at its colon.
+        struct Stem: Sendable { let bytes: [UInt8]; let language: ArraySlice<UInt8>; let stem: ArraySlice<UInt8>; let rank: Int }
         let words: [[UInt8]]
         let alternatives: [Alternative]
         let stems: [Stem]
         /// The best rank a stem token can give (`Int.max`: none).
         let bestStemRank: Int
+        /// The languages of the stem tokens (`~xx:…`: what stands between `~` and the colon).
+        let stemLanguages: [[UInt8]]
 
         public init(_ expansions: [SearchExpansion]) {
             words = expansions.map { Array($0.word.utf8) }
@@ -17,7 +20,8 @@ extension Highlighter {
             for alternative in expansions.flatMap(\.alternatives) {
                 let rank = Highlighter.rank[alternative.kind]!
                 if alternative.isStem {
-                    stems.append(Stem(text: alternative.text, bytes: Array(alternative.text.utf8), rank: rank))
+                    let bytes = Array(alternative.text.utf8), colon = bytes.firstIndex(of: 58) ?? bytes.endIndex
+                    stems.append(Stem(bytes: bytes, language: bytes[1..<colon], stem: bytes[min(colon + 1, bytes.endIndex)...], rank: rank))
                 } else {
                     alternatives.append(Alternative(bytes: Array(alternative.text.utf8), prefix: alternative.prefix, rank: rank))
                 }
@@ -25,17 +29,19 @@ extension Highlighter {
             self.alternatives = alternatives
             self.stems = stems
             bestStemRank = stems.map(\.rank).min() ?? .max
+            var languages: [[UInt8]] = []
+            for stem in stems where stem.language.endIndex < stem.bytes.endIndex && !languages.contains(where: { $0.elementsEqual(stem.language) }) {
+                languages.append(Array(stem.language))
+            }
+            stemLanguages = languages
         }
 
         public var isEmpty: Bool { words.isEmpty }
 
         /// Whether some stem token is in `language` (`~xx:…`): only then is a text's word stemmed.
+        /// (A stem token holds one colon: the stem of a folded word has none.)
         func stemmed(_ language: String) -> Bool {
-            let code = Array(language.utf8)
-            return stems.contains { stem in
-                stem.bytes.count > code.count + 1 && stem.bytes[0] == 126 && stem.bytes[code.count + 1] == 58
-                    && stem.bytes[1...code.count].elementsEqual(code)
-            }
+            stemLanguages.contains { $0.elementsEqual(language.utf8) }
         }
 
         /// The best kind of match of a folded word (`bytes`; `folded()` the same as a string, made
@@ -50,8 +56,11 @@ extension Highlighter {
                     found = alternative.rank
                 }
             }
-            if stemmed && bestStemRank < found, let token = WordForms.token(folded(), language: language) {
-                for stem in stems where stem.rank < found && stem.text == token { found = stem.rank }
+            // The word's stem compared with each token's part after `~language:` (no token string made).
+            if stemmed && bestStemRank < found, let stem = WordForms.stem(folded(), language: language) {
+                for token in stems where token.rank < found && token.stem.elementsEqual(stem.utf8) && token.language.elementsEqual(language.utf8) {
+                    found = token.rank
+                }
             }
             return found == .max ? nil : Highlighter.kinds[found]
         }

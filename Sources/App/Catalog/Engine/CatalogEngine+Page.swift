@@ -27,10 +27,11 @@ extension CatalogEngine {
     }
 
     /// Memo lookup: the expansions of the search `words` (typo walk, stems, the sound-alike
-    /// check) from the search memo at `version`, computed and kept when absent.
+    /// check) from the search memo at `version`, word by word (a word's expansion does not depend
+    /// on the others: "james zorr" and "james viaje" walk "james" once), computed and kept when absent.
     func keptExpansions(_ words: [String], in index: CatalogIndex, version: Int, synonyms: Synonyms) -> [SearchExpansion] {
-        searchMemoized(\.expansions, words.joined(separator: " "), version: version, synonyms: synonyms) {
-            index.expansions(words, synonyms: synonyms)
+        words.flatMap { word in
+            searchMemoized(\.expansions, word, version: version, synonyms: synonyms) { index.expansions([word], synonyms: synonyms) }
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// What a search adds to its answer, kept per index version like the answers themselves: the
-/// words' expansions (typo walk, stems, the sound-alike check), and for answers no scope narrows,
+/// expansion of each search word (typo walk, stems, the sound-alike check), and for answers no scope narrows,
 /// the rendered `did_you_mean` and `highlights` and the suggestions. A new version (any change,
 /// synonyms included) empties it; answers computed with other synonyms than the kept ones are not
 /// kept.
