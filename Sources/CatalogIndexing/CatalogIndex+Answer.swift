@@ -132,9 +132,13 @@ extension CatalogIndex {
         let level3 = (0..<n).map { sets.offset($0, .level3) }, wholes = (0..<n).map { sets.offset($0, .whole) }
         // Tiers: 3 fields (title, title or author, any) × 4 levels (3…0), best first.
         let tierCount = 12
-        var equal = [UInt64](repeating: 0, count: n + 1)
+        // Scratch for `masks`, as raw buffers: a captured `var` array is boxed, and its every
+        // access in this loop checked for uniqueness.
+        let equal = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n + 1), out = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: tierCount)
+        defer { equal.deallocate(); out.deallocate() }
+        let tierBits = UnsafeBufferPointer(out)
         /// Block `w` (the sets' `k`-th)'s books of each tier → `out`; whole-word counts → `equal`.
-        func masks(_ k: Int, _ w: Int, _ out: inout [UInt64]) {
+        func masks(_ k: Int, _ w: Int) {
             let m = matchWords[w]
             var t = m, ta = m, l1 = m, l2 = m, l3 = m
             for i in 0..<n {
@@ -161,7 +165,6 @@ extension CatalogIndex {
         }
         // (block position among the sets' blocks, block index in the id range) of the matches.
         let blocks = sets.blocks.enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
-        var tierBits = [UInt64](repeating: 0, count: tierCount)
         let end = page.offset + page.perPage
         if end <= Self.collectedPageLimit {
             // A near page: one pass keeps each key's first `end` books, and stops looking at keys
@@ -169,7 +172,7 @@ extension CatalogIndex {
             let keys = tierCount * (n + 1)
             var collected = [[Int]](repeating: [], count: keys), cutoff = keys
             for (k, w) in blocks {
-                masks(k, w, &tierBits)
+                masks(k, w)
                 var grew = false
                 for t in 0..<tierCount where tierBits[t] != 0 && t * (n + 1) < cutoff {
                     for s in stride(from: n, through: 0, by: -1) {
@@ -195,7 +198,7 @@ extension CatalogIndex {
         }
         var counts = [Int](repeating: 0, count: tierCount * (n + 1))   // tier index * (n + 1) + (n - score)
         for (k, w) in blocks {
-            masks(k, w, &tierBits)
+            masks(k, w)
             for t in 0..<tierCount where tierBits[t] != 0 {
                 for s in 0...n { counts[t * (n + 1) + n - s] &+= (tierBits[t] & equal[s]).nonzeroBitCount }
             }
@@ -207,7 +210,7 @@ extension CatalogIndex {
             if skip >= counts[key] { skip -= counts[key]; continue }
             let t = key / (n + 1), score = n - key % (n + 1)
             for (k, w) in blocks {
-                masks(k, w, &tierBits)
+                masks(k, w)
                 var bits = tierBits[t] & equal[score]
                 guard bits != 0 else { continue }
                 let found = bits.nonzeroBitCount
