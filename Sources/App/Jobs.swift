@@ -74,6 +74,12 @@ struct JobsStarter: LifecycleHandler {
         if app.environment == .production && app.settings.smtpURL == nil {
             app.logger.warning("SMTP_URL is not set: mail stays in the outbox (console → Outbox) and nobody receives it")
         }
+        // A one-off command (`migrate`, `staff unlock`…) boots the app too, but runs no background
+        // work: it would build the catalog engine, deliver webhooks and purge tables on the side,
+        // only to cancel them a moment later at exit (and a build cancelled mid-connect once hung
+        // the command's exit for good). `serve` (also the default command) runs them.
+        let command = app.environment.arguments.dropFirst().first
+        guard app.environment == .testing || command == nil || command == "serve" || command?.hasPrefix("-") == true else { return }
         let jobs = app.environment == .testing ? app.backgroundJobs.filter { $0.name == MailDelivery.job } : app.backgroundJobs
         app.appServices.jobs.start(jobs, database: app.db, logger: app.logger)
         app.appServices.jobs.wake(CatalogEngineStarter.startJob)

@@ -28,14 +28,34 @@ struct CommandLineTests {
     }
 
     static func run(_ arguments: [String], databaseURL: String) throws -> Run {
-        let process = process(arguments, databaseURL: databaseURL)
-        let out = Pipe(), err = Pipe()
+        try run(process(arguments, databaseURL: databaseURL))
+    }
+
+    /// Runs `process` (from `process(_:databaseURL:)`) to its end. One still running after
+    /// `deadline` is killed and the test fails naming the command: a hung command must be one
+    /// failed test, not a test run (and CI) stuck until its own time limit.
+    static func run(_ process: Process, deadline: Duration = .seconds(120)) throws -> Run {
+        // Errors go to a file, so a child writing much of them never waits on a full pipe while
+        // its output is read to its end.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("storytime-cli-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let out = Pipe()
         process.standardOutput = out
-        process.standardError = err
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        let started = ContinuousClock.now
         try process.run()
+        let pid = process.processIdentifier
+        let killing = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(deadline.components.seconds), execute: killing)
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        killing.cancel()
+        let error = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
+        if process.terminationReason == .uncaughtSignal && ContinuousClock.now - started >= deadline {
+            let command = (["App"] + (process.arguments ?? [])).joined(separator: " ")
+            Issue.record("`\(command)` had not exited after \(deadline) and was killed; its errors: \(error.suffix(2000))")
+        }
         return Run(status: process.terminationStatus, output: output, error: error)
     }
 
@@ -71,6 +91,16 @@ struct CommandLineTests {
             #expect(lines.count == 1, "\(arguments): \(run.error)")
         }
         try await TestDatabase.drop(database)
+    }
+
+    @Test("a command still running at its deadline is killed and fails the test, naming it")
+    func deadline() throws {
+        let stuck = Self.process(["30"], databaseURL: "postgres://unused")
+        stuck.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        try withKnownIssue {
+            let run = try Self.run(stuck, deadline: .seconds(1))
+            #expect(run.status == SIGKILL)
+        } matching: { $0.description.contains("`App 30` had not exited after 1.0 seconds") }
     }
 
     @Test("an unreachable database is one line and a non-zero exit")

@@ -33,13 +33,8 @@ struct DemoSecondFactorTests {
         process.environment?["PLAYBACK_SIGNING_KEY"] = "cli-test-playback-key-long-enough-0123456789"
         process.environment?["VIDEO_WEBHOOK_SECRET"] = "cli-test-video-webhook-secret-long-enough-0123"
         process.environment?["STAFF_2FA_KEY"] = "cli-test-staff-2fa-key-long-enough-0123456789"
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = Pipe()
-        try process.run()
-        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(error.contains("refused with --env production"), "\(error)")
+        let run = try CommandLineTests.run(process)
+        #expect(run.status != 0)
+        #expect(run.error.contains("refused with --env production"), "\(run.error)")
     }
 }

@@ -70,14 +70,7 @@ struct StaffTwoFactorKeyTests {
     static func run(_ arguments: [String], databaseURL: String, environment: [String: String]) throws -> CommandLineTests.Run {
         let process = CommandLineTests.process(arguments, databaseURL: databaseURL)
         for (name, value) in environment { process.environment?[name] = value }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return CommandLineTests.Run(status: process.terminationStatus, output: output, error: error)
+        return try CommandLineTests.run(process)
     }
 
     @Test("staff reseal-2fa moves every secret to the new key; a wrong old key changes nothing; SESSION_SECRET upgrades legacy ones")
