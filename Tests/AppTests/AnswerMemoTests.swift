@@ -1,5 +1,6 @@
 @testable import App
 import CatalogIndexing
+import Core
 import Foundation
 import Testing
 
@@ -25,6 +26,34 @@ struct AnswerMemoTests {
         #expect(memo.answers.count + memo.older.count <= 2 * limit)
         memo.removeAll()
         #expect(memo.answer("popular") == nil)
+    }
+}
+
+@Suite("Kept expansions, highlights and suggestions")
+struct SearchMemoTests {
+    @Test("a word asked for now and then keeps its expansion through any number of one-off searches; a one-off one is gone two generations later")
+    func generations() {
+        var memo = SearchMemo()
+        let adopted = memo.adopt(version: 1, synonyms: Synonyms())
+        #expect(adopted)
+        func keep(_ key: String) {
+            memo.trim()
+            memo.meta.current[key] = Array(key.utf8)
+        }
+        memo.expansions.current["james"] = []
+        keep("once")
+        for round in 0..<5 {
+            for i in 0..<SearchMemo.limit { keep("one-off \(round) \(i)") }
+            let james = memo.expansions.lookup("james")   // asked again: kept in the newer generation
+            #expect(james != nil, "round \(round)")
+        }
+        let once = memo.meta.lookup("once")
+        #expect(once == nil)
+        #expect(memo.meta.current.count + memo.meta.previous.count <= 2 * SearchMemo.limit + 1)
+        let older = memo.adopt(version: 0, synonyms: Synonyms()), newer = memo.adopt(version: 2, synonyms: Synonyms())
+        #expect(!older && newer)   // an older version is not kept; a newer one is
+        let fresh = memo.expansions.lookup("james")
+        #expect(fresh == nil)   // a new version starts empty
     }
 }
 

@@ -30,9 +30,7 @@ extension CatalogEngine {
             // Titles in the family's locale (docs/localization.md): kept per locale.
             let locales = scope?.locales ?? [], localized = locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")
             func compute() -> [SuggestionDTO] {
-                let expansions = searchMemoized(\.expansions, words.joined(separator: " "), version: version, synonyms: synonyms) {
-                    index.expansions(words, synonyms: synonyms)
-                }
+                let expansions = keptExpansions(words, in: index, version: version, synonyms: synonyms)
                 let found = index.suggest(expansions, scope: narrowing, offline: offline, words: SuggestRules.maxWords, titles: SuggestRules.maxSuggestions)
                 return SuggestionDTO.list(words: found.words, titles: found.titles.map { ($0, index.displayFields($0, locales: locales).title) }, before: Array(words.dropLast()))
             }

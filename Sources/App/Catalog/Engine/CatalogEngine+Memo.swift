@@ -87,13 +87,13 @@ extension CatalogEngine {
                 return
             }
             let synonyms = memo.synonyms
-            memo.expansions = memo.expansions.filter { key, _ in
+            memo.expansions.filter { key in
                 !key.split(separator: " ").contains { word in
                     verdicts[String(word)] ?? carry.mayMatch(String(word), forms: SearchExpansion.forms(of: String(word), synonyms: synonyms))
                 }
             }
-            memo.meta = memo.meta.filter { keptAnswers.contains(String($0.key.prefix { $0 != "\u{3}" })) }   // less its locales
-            memo.suggestions.removeAll(keepingCapacity: true)
+            memo.meta.filter { keptAnswers.contains(String($0.prefix { $0 != "\u{3}" })) }   // less its locales
+            memo.suggestions.removeAll()
             memo.version = to
         }
     }

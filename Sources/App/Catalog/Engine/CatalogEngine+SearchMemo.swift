@@ -9,12 +9,39 @@ import NIOConcurrencyHelpers
 /// synonyms included) empties it; answers computed with other synonyms than the kept ones are not
 /// kept.
 struct SearchMemo {
+    /// Entries per generation (all three kinds together): past it, the current generation
+    /// becomes the previous one and the previous one is dropped — one-off searches pass through
+    /// without emptying what is in use (a looked-up entry of the previous generation is kept
+    /// again in the current one).
     static let limit = 8192
     var version = -1
     var synonyms = Synonyms()
-    var expansions: [String: [SearchExpansion]] = [:]
-    var meta: [String: [UInt8]] = [:]
-    var suggestions: [String: [SuggestionDTO]] = [:]
+    var expansions = Generations<[SearchExpansion]>()
+    var meta = Generations<[UInt8]>()
+    var suggestions = Generations<[SuggestionDTO]>()
+
+    /// Values by key in two generations.
+    struct Generations<Value> {
+        var current: [String: Value] = [:]
+        var previous: [String: Value] = [:]
+
+        mutating func lookup(_ key: String) -> Value? {
+            if let value = current[key] { return value }
+            guard let value = previous[key] else { return nil }
+            current[key] = value
+            return value
+        }
+
+        mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
+
+        /// Keeps only the entries `keep` accepts, in both generations.
+        mutating func filter(_ keep: (String) -> Bool) {
+            current = current.filter { keep($0.key) }
+            previous = previous.filter { keep($0.key) }
+        }
+
+        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
+    }
 
     mutating func adopt(version: Int, synonyms: Synonyms) -> Bool {
         if version > self.version {
@@ -24,23 +51,24 @@ struct SearchMemo {
     }
 
     mutating func trim() {
-        if expansions.count + meta.count + suggestions.count > Self.limit {
-            expansions.removeAll(keepingCapacity: true); meta.removeAll(keepingCapacity: true); suggestions.removeAll(keepingCapacity: true)
+        if expansions.current.count + meta.current.count + suggestions.current.count > Self.limit {
+            expansions.age(); meta.age(); suggestions.age()
         }
     }
 }
 
 extension CatalogEngine {
     /// `compute`d once per version, synonyms and `key` in `path` of the search memo.
-    func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, [String: T]>, _ key: String, version: Int, synonyms: Synonyms, _ compute: () -> T) -> T {
-        if let known = searchMemo.withLockedValue({ memo in memo.adopt(version: version, synonyms: synonyms) ? memo[keyPath: path][key] : nil }) {
+    func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
+                           _ compute: () -> T) -> T {
+        if let known = searchMemo.withLockedValue({ memo in memo.adopt(version: version, synonyms: synonyms) ? memo[keyPath: path].lookup(key) : nil }) {
             return known
         }
         let value = compute()
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }
             memo.trim()
-            memo[keyPath: path][key] = value
+            memo[keyPath: path].current[key] = value
         }
         return value
     }
