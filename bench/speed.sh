@@ -56,7 +56,7 @@ speed_mix() {
         # BENCH_PERF="B vsB": the server's CPU profile of those rows (perf, call graphs) beside the results.
         local profiler=
         if [[ " ${BENCH_PERF:-} " == *" $role "* ]] && command -v perf > /dev/null; then
-            perf record -q -g -p "$server" -o "${BENCH_PERF_DIR:-bench/results}/perf-$n-$role.data" -- sleep "$duration" > /dev/null 2>&1 &
+            perf record -q -g -p "$server" -o "${BENCH_PERF_DIR:-bench/results}/perf-$n-$role-$file-$tokens.data" -- sleep "$duration" > /dev/null 2>&1 &
             profiler=$!
         fi
         PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens_file" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true

@@ -85,13 +85,16 @@ public struct Bitset: Sendable, Equatable {
     /// The indices of the words holding members, when there are at most `limit` of them (a
     /// sparse set, whose counts need only those words); nil past it.
     public func occupiedWords(atMost limit: Int) -> [Int]? {
-        var result: [Int] = []
-        return words.withUnsafeBufferPointer { buffer -> [Int]? in
-            for i in 0..<buffer.count where buffer[i] != 0 {
-                if result.count == limit { return nil }
-                result.append(i)
+        words.withUnsafeBufferPointer { buffer -> [Int]? in
+            // Counted first (a branch-free pass), then written into a list of exactly that size.
+            var occupied = 0
+            for word in buffer { occupied &+= word != 0 ? 1 : 0 }
+            guard occupied <= limit else { return nil }
+            return [Int](unsafeUninitializedCapacity: occupied) { out, count in
+                var k = 0
+                for i in 0..<buffer.count where buffer[i] != 0 { out[k] = i; k += 1 }
+                count = k
             }
-            return result
         }
     }
 
