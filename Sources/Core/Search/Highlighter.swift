@@ -63,67 +63,72 @@ public enum Highlighter {
     /// `ranges(in:…)` for an ASCII text, byte by byte (a UTF-16 offset is the byte's there): the
     /// same words (runs of letters and digits), folded by lower-casing, without a string per word.
     static func asciiRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight] {
-        var result: [Highlight] = []
-        var word: [UInt8] = []
-        word.reserveCapacity(32)
-        var start = 0, offset = 0
-        func finish() {
-            guard !word.isEmpty else { return }
-            let kind = word.withUnsafeBufferPointer { bytes in
-                query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
-            }
-            if let kind { result.append(Highlight(start: start, length: offset - start, kind: kind)) }
-            word.removeAll(keepingCapacity: true)
-        }
+        var words = FoldedWords(query: query, language: language, stemmed: stemmed)
+        var offset = 0
         for byte in text.utf8 {
-            let isWord = (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
-            if isWord {
-                if word.isEmpty { start = offset }
-                word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
-            } else {
-                finish()
-            }
+            if !words.ascii(byte, at: offset) { words.end(at: offset) }
             offset += 1
         }
-        finish()
-        return result
+        words.end(at: offset)
+        return words.found
     }
 
     /// `ranges(in:…)` for a text of ASCII and accented Latin letters (`SearchText.latin`: each
     /// one scalar, one UTF-16 unit and one character, a letter that folds to ASCII), scalar by
     /// scalar, without a string per word; nil for any other text.
     static func latinRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight]? {
-        var result: [Highlight] = []
-        var word: [UInt8] = []
-        word.reserveCapacity(32)
-        var start = 0, offset = 0
-        func finish() {
-            guard !word.isEmpty else { return }
-            let kind = word.withUnsafeBufferPointer { bytes in
-                query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
-            }
-            if let kind { result.append(Highlight(start: start, length: offset - start, kind: kind)) }
-            word.removeAll(keepingCapacity: true)
-        }
+        var words = FoldedWords(query: query, language: language, stemmed: stemmed)
+        var offset = 0
         for scalar in text.unicodeScalars {
             let value = scalar.value
             if value < 0x80 {
-                let byte = UInt8(value)
-                if (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) {
-                    if word.isEmpty { start = offset }
-                    word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
-                } else {
-                    finish()
-                }
+                if !words.ascii(UInt8(value), at: offset) { words.end(at: offset) }
             } else if let folded = SearchText.latin[value] {
-                if word.isEmpty { start = offset }
-                word.append(contentsOf: folded)
+                words.append(folded, at: offset)
             } else {
                 return nil
             }
             offset += 1
         }
-        finish()
-        return result
+        words.end(at: offset)
+        return words.found
+    }
+
+    /// The byte-wise paths' words: the folded bytes of the word being read, where it started, and
+    /// the ranges of the words the query matches.
+    struct FoldedWords {
+        let query: Query, language: String, stemmed: Bool
+        private(set) var found: [Highlight] = []
+        private var word: [UInt8] = []
+        private var start = 0
+
+        init(query: Query, language: String, stemmed: Bool) {
+            self.query = query; self.language = language; self.stemmed = stemmed
+            word.reserveCapacity(32)
+        }
+
+        /// Adds an ASCII letter or digit (lower-cased) at `offset`; false for any other byte.
+        mutating func ascii(_ byte: UInt8, at offset: Int) -> Bool {
+            guard (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) else { return false }
+            if word.isEmpty { start = offset }
+            word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+            return true
+        }
+
+        /// Adds a letter folded to `bytes` at `offset`.
+        mutating func append(_ bytes: [UInt8], at offset: Int) {
+            if word.isEmpty { start = offset }
+            word.append(contentsOf: bytes)
+        }
+
+        /// Ends the word being read (if any) at `offset`, keeping its range when the query matches it.
+        mutating func end(at offset: Int) {
+            guard !word.isEmpty else { return }
+            let kind = word.withUnsafeBufferPointer { [query, language, stemmed] bytes in
+                query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
+            }
+            if let kind { found.append(Highlight(start: start, length: offset - start, kind: kind)) }
+            word.removeAll(keepingCapacity: true)
+        }
     }
 }
