@@ -81,7 +81,7 @@ struct LexemeBooks: Sendable {
     /// each): title, title or author, then the level sets. `levels`: how many of the level sets
     /// (1, 2, 3) the match counts in — a literal match (3) in all three, a sound-alike (0) in none.
     func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks, levels: Int) {
-        let width = blocks.indices.count
+        let width = blocks.indices.count, levels = min(max(levels, 0), 3)   // five sets: never past the buffer
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in

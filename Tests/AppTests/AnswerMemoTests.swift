@@ -44,15 +44,20 @@ struct SearchMemoTests {
         keep("once")
         for round in 0..<5 {
             for i in 0..<SearchMemo.limit { keep("one-off \(round) \(i)") }
-            let james = memo.expansions.lookup("james")   // asked again: kept in the newer generation
+            let james = memo.lookup(\.expansions, "james")   // asked again: kept in the newer generation
             #expect(james != nil, "round \(round)")
         }
-        let once = memo.meta.lookup("once")
+        let once = memo.lookup(\.meta, "once")
         #expect(once == nil)
         #expect(memo.meta.current.count + memo.meta.previous.count <= 2 * SearchMemo.limit + 1)
+        // Looking up the previous generation moves entries within the limit too (it grew without one).
+        for i in 0..<SearchMemo.limit { _ = memo.lookup(\.meta, "one-off 4 \(i)") }
+        for i in 0..<SearchMemo.limit { keep("again \(i)") }
+        #expect(memo.meta.current.count + memo.expansions.current.count <= SearchMemo.limit + 1)
+        #expect(memo.meta.current.count + memo.meta.previous.count <= 2 * SearchMemo.limit + 2)
         let older = memo.adopt(version: 0, synonyms: Synonyms()), newer = memo.adopt(version: 2, synonyms: Synonyms())
         #expect(!older && newer)   // an older version is not kept; a newer one is
-        let fresh = memo.expansions.lookup("james")
+        let fresh = memo.lookup(\.expansions, "james")
         #expect(fresh == nil)   // a new version starts empty
     }
 }

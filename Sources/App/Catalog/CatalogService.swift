@@ -26,8 +26,9 @@ struct CatalogService {
                           let account = try? req.parentID
                           // SQL after the answer went, on the primary resolved now (its pool closes with
                           // the application, and the statements then just fail).
-                          // The engine works the cause out at once, from memory (tens of µs): a task per
-                          // miss cost more in thread hand-offs than the cause itself under one-off searches.
+                          // The engine works the cause out from memory, on the request's loop after the
+                          // answer went (a task per miss cost more in thread hand-offs than the cause
+                          // itself under one-off searches); a cause is kept per answer key.
                           if let engine = source as? EngineCatalogSource {
                               let cause = engine.missCause(parameters, scope: scope, synonyms: synonyms)
                               misses.record(words: parameters.words, country: scope.country, cause: cause, account: account, secret: secret, now: now)
@@ -64,7 +65,8 @@ struct CatalogService {
                 scope.country = country
                 scope.locales = language
                 let result = now(engine, scope, synonyms)
-                then(result, engine, scope, synonyms)
+                // After this tick, once the answer went: on the same loop, no thread hand-off.
+                req.eventLoop.execute { then(result, engine, scope, synonyms) }
                 return req.eventLoop.makeSucceededFuture(result)
             }
             return req.eventLoop.makeFutureWithTask {
@@ -74,7 +76,7 @@ struct CatalogService {
                     let synonyms = try await req.appServices.synonyms.current(version: reading.synonymsVersion, on: req.db as! any SQLDatabase)
                     let source = try await Self.source(req, reading: reading)
                     let result = try await later(source, scope, synonyms)
-                    then(result, source, scope, synonyms)
+                    req.eventLoop.execute { then(result, source, scope, synonyms) }   // after the answer went
                     return result
                 }
                 // While the engine starts: a snapshot loading is waited for (seconds at most);

@@ -24,7 +24,7 @@ public enum SearchText {
     static let latin: [UInt32: [UInt8]] = {
         var table: [UInt32: [UInt8]] = [:]
         for value in UInt32(0xC0)...0x17F {
-            guard let scalar = Unicode.Scalar(value) else { continue }
+            guard let scalar = Unicode.Scalar(value), Character(scalar).isLetter else { continue }   // the fast paths read these as letters
             let folded = foldingFoundation(String(Character(scalar)))
             if !folded.isEmpty, folded.utf8.allSatisfy({ $0 < 0x80 }) { table[value] = Array(folded.utf8) }
         }

@@ -228,6 +228,8 @@ extension TypoVocabulary {
                 stemTokens[String(String.UnicodeScalarView(term.compactMap(Unicode.Scalar.init)))] = n
                 continue
             }
+            // The walk's ranges need the terms sorted and distinct: a snapshot that breaks it is refused.
+            if let last = terms.last, !Self.less(last, term) { throw SnapshotReader.Failure.corrupt("typo vocabulary order") }
             terms.append(term)
             counts[term] = n
             addSound(String(String.UnicodeScalarView(term.compactMap(Unicode.Scalar.init))))

@@ -94,6 +94,7 @@ extension CatalogEngine {
             }
             memo.meta.filter { keptAnswers.contains(String($0.prefix { $0 != "\u{3}" })) }   // less its locales
             memo.suggestions.removeAll()
+            memo.causes.removeAll()
             memo.version = to
         }
     }

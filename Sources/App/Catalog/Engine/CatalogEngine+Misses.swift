@@ -4,23 +4,30 @@ import Foundation
 
 extension CatalogEngine {
     /// Why a search found nothing in `scope` (`SearchMisses`): the same search without the
-    /// child's controls, then in every country, then with scheduled books not yet live.
+    /// child's controls, then in every country, then with scheduled books not yet live. Each
+    /// count is an answer of the memo (`solve`), and the cause is kept per answer key: a search
+    /// missed again costs a lookup.
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope?, now: Date, synonyms: Synonyms) -> SearchMisses.Cause {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
-        return reading(at: micros) { index, offline, _, version in
-            // The answer that found nothing kept its words' expansions: taken from the memo.
-            let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
-            var counting = parameters
-            counting.page = PageRequest(page: 1, perPage: 1)
-            func total(_ scope: CatalogScope?, _ offline: Bitset?) -> Int {
-                let narrowing = scope.flatMap { index.narrows($0) ? $0 : nil }
-                return index.answer(counting, expansions: expansions, scope: narrowing, offline: offline).total
+        return reading(at: micros) { index, offline, stateKey, version in
+            func compute() -> SearchMisses.Cause {
+                // The answer that found nothing kept its words' expansions: taken from the memo.
+                let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
+                var counting = parameters
+                counting.page = PageRequest(page: 1, perPage: 1)
+                func total(_ scope: CatalogScope?, _ offline: Bitset?, _ stateKey: String) -> Int {
+                    solve(counting, expansions, in: index, narrowing: narrowing(scope, in: index, version: version), offline: offline,
+                          stateKey: stateKey, version: version, synonyms: synonyms).total
+                }
+                let countryOnly = CatalogScope(country: scope?.country)
+                if let scope, !scope.isEmpty, total(countryOnly, offline, stateKey) > 0 { return .hiddenByControls }
+                // Every country's catalog is this one's when the country leaves no book out (kept per version): nothing to count.
+                if narrowing(countryOnly, in: index, version: version) != nil, total(nil, offline, stateKey) > 0 { return .licensedElsewhere }
+                if offline != nil, total(nil, nil, "\u{6}every book live") > 0 { return .notLiveYet }
+                return .notInCatalog
             }
-            if let scope, !scope.isEmpty, total(CatalogScope(country: scope.country), offline) > 0 { return .hiddenByControls }
-            // Every country's catalog is this one's when the country leaves no book out: nothing to count.
-            if index.unlicensed(in: scope?.country) != nil, total(nil, offline) > 0 { return .licensedElsewhere }
-            if offline != nil, total(nil, nil) > 0 { return .notLiveYet }
-            return .notInCatalog
+            guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: scope.flatMap { $0.isEmpty && $0.country == nil ? nil : $0 }) else { return compute() }
+            return searchMemoized(\.causes, key, version: version, synonyms: synonyms, compute)
         }
     }
 }

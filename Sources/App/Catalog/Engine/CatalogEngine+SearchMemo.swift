@@ -19,18 +19,14 @@ struct SearchMemo {
     var expansions = Generations<[SearchExpansion]>()
     var meta = Generations<[UInt8]>()
     var suggestions = Generations<[SuggestionDTO]>()
+    /// Why a search found nothing (`missCause`), per answer key.
+    var causes = Generations<SearchMisses.Cause>()
 
     /// Values by key in two generations.
     struct Generations<Value> {
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
 
-        mutating func lookup(_ key: String) -> Value? {
-            if let value = current[key] { return value }
-            guard let value = previous[key] else { return nil }
-            current[key] = value
-            return value
-        }
 
         mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
 
@@ -50,9 +46,19 @@ struct SearchMemo {
         return version == self.version && synonyms == self.synonyms
     }
 
+    /// The value kept under `key`, moved into the current generation when found in the previous
+    /// one — within the limit, as a new entry is (`trim` first).
+    mutating func lookup<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String) -> T? {
+        if let value = self[keyPath: path].current[key] { return value }
+        guard let value = self[keyPath: path].previous[key] else { return nil }
+        trim()
+        self[keyPath: path].current[key] = value
+        return value
+    }
+
     mutating func trim() {
-        if expansions.current.count + meta.current.count + suggestions.current.count > Self.limit {
-            expansions.age(); meta.age(); suggestions.age()
+        if expansions.current.count + meta.current.count + suggestions.current.count + causes.current.count > Self.limit {
+            expansions.age(); meta.age(); suggestions.age(); causes.age()
         }
     }
 }
@@ -61,7 +67,7 @@ extension CatalogEngine {
     /// `compute`d once per version, synonyms and `key` in `path` of the search memo.
     func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
                            _ compute: () -> T) -> T {
-        if let known = searchMemo.withLockedValue({ memo in memo.adopt(version: version, synonyms: synonyms) ? memo[keyPath: path].lookup(key) : nil }) {
+        if let known = searchMemo.withLockedValue({ memo in memo.adopt(version: version, synonyms: synonyms) ? memo.lookup(path, key) : nil }) {
             return known
         }
         let value = compute()
