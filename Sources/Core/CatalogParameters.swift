@@ -40,7 +40,9 @@ public struct CatalogParameters: Sendable, Equatable {
 
     public init(_ query: QueryParameters) throws(ParameterError) {
         let text = try query.value("q")
-        if let text, text.count > Self.maxQueryLength {
+        // Characters as a reader counts them; and at most 4 code points each on average, so one
+        // "character" of thousands of combining marks cannot make a kept key of any size.
+        if let text, text.count > Self.maxQueryLength || text.unicodeScalars.count > 4 * Self.maxQueryLength {
             throw ParameterError(field: "q", message: "q must be at most \(Self.maxQueryLength) characters")
         }
         self.init(

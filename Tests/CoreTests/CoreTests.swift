@@ -53,6 +53,12 @@ struct QueryParameterTests {
             try CatalogParameters(QueryParameters(query: "q=\(long)"))
         }
         #expect(try CatalogParameters(QueryParameters(query: "q=\(String(repeating: "a", count: 200))")).words.count == 1)
+        // One character of a thousand combining marks is not a short query.
+        let marks = "e" + String(repeating: "%CC%81", count: 1_000)
+        #expect(throws: ParameterError(field: "q", message: "q must be at most 200 characters")) {
+            try CatalogParameters(QueryParameters(query: "q=\(marks)"))
+        }
+        #expect(try CatalogParameters(QueryParameters(query: "q=\(String(repeating: "%C3%A9", count: 200))")).words.count == 1)   // 200 accented letters pass
     }
 
     @Test("library sorts")
