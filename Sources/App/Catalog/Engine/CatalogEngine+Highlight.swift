@@ -37,7 +37,7 @@ extension CatalogEngine {
     func correct(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
                  narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, into meta: inout JSONWriter) {
         if let other = SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos),
-           solve(other, index.expansions(other.words, synonyms: synonyms), in: index, narrowing: narrowing, offline: offline,
+           solve(other, keptExpansions(other.words, in: index, version: version, synonyms: synonyms), in: index, narrowing: narrowing, offline: offline,
                  stateKey: stateKey, version: version, synonyms: synonyms).total > answer.total {
             meta.raw("\"did_you_mean\":"); meta.string(other.text ?? ""); meta.raw(",")
         }
