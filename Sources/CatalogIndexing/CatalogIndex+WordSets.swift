@@ -58,15 +58,22 @@ extension CatalogIndex {
         var matched = base
         guard !words.isEmpty else { return matched }
         var any = [UInt64](repeating: 0, count: active.words.count)
-        for word in words {
+        // The rarest word first (fewest books over its lexemes), and no further once no book is
+        // left: a search that finds nothing often stops before its common words are read.
+        let order = words.indices.sorted { books(words[$0]) < books(words[$1]) }
+        for (step, i) in order.enumerated() {
             any.withUnsafeMutableBufferPointer { buffer in
                 buffer.update(repeating: 0)
-                for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+                for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
             }
             any.withUnsafeBufferPointer { matched.formIntersection($0) }
+            if step + 1 < order.count && matched.isEmpty { break }
         }
         return matched
     }
+
+    /// An upper bound of the books holding `word`: its lexemes' counts added up.
+    private func books(_ word: WordLexemes) -> Int { word.lexemes.reduce(0) { $0 + lexemes[$1.id].count } }
 
     /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
     /// from the lexemes' book lists (a prefix from every lexeme it starts), and the word itself as
