@@ -23,8 +23,9 @@ extension CatalogIndex {
         answer(parameters, expansions: expansions(parameters.words, synonyms: synonyms), scope: scope, offline: offline)
     }
 
-    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], scope: CatalogScope? = nil, offline: Bitset? = nil) -> Answer {
-        answer(parameters, expansions: expansions, within: books(in: scope, offline: offline))
+    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], scope: CatalogScope? = nil, offline: Bitset? = nil,
+                       cache: WordSetCache.Reader? = nil) -> Answer {
+        answer(parameters, expansions: expansions, within: books(in: scope, offline: offline), cache: cache)
     }
 
     /// The books an answer starts from: the active ones `scope` leaves visible, without `offline`
@@ -35,9 +36,9 @@ extension CatalogIndex {
         return base
     }
 
-    /// The answer among `base` (`books(in:offline:)`).
-    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], within base: Bitset) -> Answer {
-        let sets = wordSets(expansions, within: base)
+    /// The answer among `base` (`books(in:offline:)`); common words' sets from `cache` (`WordSetCache`).
+    public func answer(_ parameters: CatalogParameters, expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> Answer {
+        let sets = wordSets(expansions, within: base, cache: cache)
         let base = sets.matched
         // The filters, each also left out once for its own facet.
         var noCategory = base, noAge = base

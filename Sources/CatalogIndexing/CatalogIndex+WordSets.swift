@@ -54,19 +54,24 @@ extension CatalogIndex {
         matching(wordLexemes(expansions), within: base)
     }
 
-    func matching(_ words: [WordLexemes], within base: Bitset) -> Bitset {
+    func matching(_ words: [WordLexemes], kept: [WordSetCache.Entry?] = [], within base: Bitset) -> Bitset {
         var matched = base
         guard !words.isEmpty else { return matched }
-        var any = [UInt64](repeating: 0, count: active.words.count)
+        var any: [UInt64] = []
         // The rarest word first (fewest books over its lexemes), and no further once no book is
         // left: a search that finds nothing often stops before its common words are read.
         let order = words.indices.sorted { books(words[$0]) < books(words[$1]) }
         for (step, i) in order.enumerated() {
-            any.withUnsafeMutableBufferPointer { buffer in
-                buffer.update(repeating: 0)
-                for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+            if i < kept.count, let entry = kept[i] {
+                matched.formIntersection(entry.any)
+            } else {
+                if any.isEmpty { any = [UInt64](repeating: 0, count: active.words.count) }
+                any.withUnsafeMutableBufferPointer { buffer in
+                    buffer.update(repeating: 0)
+                    for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+                }
+                any.withUnsafeBufferPointer { matched.formIntersection($0) }
             }
-            any.withUnsafeBufferPointer { matched.formIntersection($0) }
             if step + 1 < order.count && matched.isEmpty { break }
         }
         return matched
@@ -77,10 +82,12 @@ extension CatalogIndex {
 
     /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
     /// from the lexemes' book lists (a prefix from every lexeme it starts), and the word itself as
-    /// a whole word — over the blocks of the books holding every word only.
-    func wordSets(_ expansions: [SearchExpansion], within base: Bitset) -> WordSets {
+    /// a whole word — over the blocks of the books holding every word only. A common word's sets
+    /// come from `cache` (`WordSetCache`), kept there the first time.
+    func wordSets(_ expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> WordSets {
         let words = wordLexemes(expansions)
-        let matched = matching(words, within: base)
+        let kept = cache.map { cache in words.map { keptSets($0, cache) } } ?? []
+        let matched = matching(words, kept: kept, within: base)
         let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
         let kinds = WordSets.Kind.allCases.count, width = blocks.count
         var storage = [UInt64](repeating: 0, count: words.count * kinds * width)
@@ -92,20 +99,53 @@ extension CatalogIndex {
         blocks.withUnsafeBufferPointer { blocks in
             slots.withUnsafeBufferPointer { slots in
                 storage.withUnsafeMutableBufferPointer { buffer in
-                    let target = LexemeBooks.Blocks(indices: blocks, slots: slots)
                     for (i, word) in words.enumerated() {
-                        // title, title or author, levels 1–3: the lexemes OR into these five.
-                        let five = UnsafeMutableBufferPointer(rebasing: buffer[layout.offset(i, .title)..<layout.offset(i, .whole)])
-                        for lexeme in word.lexemes { lexemes[lexeme.id].accumulate(into: five, blocks: target, levels: lexeme.level) }
-                        if let lexeme = word.whole {
-                            let whole = layout.offset(i, .whole)
-                            lexemes[lexeme].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: buffer[whole..<whole + width]), blocks: target)
+                        let start = layout.offset(i, .title), six = UnsafeMutableBufferPointer(rebasing: buffer[start..<start + kinds * width])
+                        if i < kept.count, let entry = kept[i] {
+                            entry.copy(into: six, blocks: blocks)
+                        } else {
+                            fill(word, into: six, blocks: LexemeBooks.Blocks(indices: blocks, slots: slots))
                         }
                     }
                 }
             }
         }
         return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage)
+    }
+
+    /// A word's six sets over `blocks`, in `WordSets.Kind` order: title, title or author and the
+    /// three levels from its lexemes, then the word itself as a whole word.
+    private func fill(_ word: WordLexemes, into six: UnsafeMutableBufferPointer<UInt64>, blocks: LexemeBooks.Blocks) {
+        let width = blocks.indices.count
+        let five = UnsafeMutableBufferPointer(rebasing: six[0..<5 * width])
+        for lexeme in word.lexemes { lexemes[lexeme.id].accumulate(into: five, blocks: blocks, levels: lexeme.level) }
+        if let lexeme = word.whole {
+            lexemes[lexeme].accumulateAll(into: UnsafeMutableBufferPointer(rebasing: six[5 * width..<6 * width]), blocks: blocks)
+        }
+    }
+
+    /// A common word's sets from `cache`, made and kept there when absent; nil for a rare word.
+    private func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader) -> WordSetCache.Entry? {
+        guard books(word) >= WordSetCache.threshold(capacity: active.capacity) else { return nil }
+        let key = WordSetCache.Key(lexemes: word.lexemes.map { $0.id << 2 | $0.level }, whole: word.whole)
+        if let entry = cache.cache.entry(key, version: cache.version) { return entry }
+        var any = [UInt64](repeating: 0, count: active.words.count)
+        any.withUnsafeMutableBufferPointer { buffer in
+            for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+        }
+        let set = Bitset(words: any)
+        let blocks = set.occupiedWords(atMost: .max) ?? []
+        var slots = [Int32](repeating: -1, count: any.count)
+        for (k, w) in blocks.enumerated() { slots[w] = Int32(k) }
+        var sets = [UInt64](repeating: 0, count: WordSets.Kind.allCases.count * blocks.count)
+        blocks.withUnsafeBufferPointer { indices in
+            slots.withUnsafeBufferPointer { slots in
+                sets.withUnsafeMutableBufferPointer { fill(word, into: $0, blocks: LexemeBooks.Blocks(indices: indices, slots: slots)) }
+            }
+        }
+        let entry = WordSetCache.Entry(any: set, slots: slots, sets: sets, width: blocks.count)
+        cache.cache.keep(entry, key, version: cache.version)
+        return entry
     }
 
     /// Calls `body` with every lexeme starting with `prefix` (one range of the sorted lexemes).

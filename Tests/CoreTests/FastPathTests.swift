@@ -95,6 +95,29 @@ struct FastPathTests {
         #expect(SearchText.words("Élan VITAL, élan") == ["elan", "vital"])   // not ASCII: Foundation's path
     }
 
+    @Test("stems: every Snowball stemmer keeps the first letter of a word that begins with an ASCII one (20,000 random words × 7 languages) — the highlights stem only words that could match")
+    func stemsKeepTheFirstLetter() {
+        var rng = SplitMix(seed: 49)
+        let ascii = Array("abcdefghijklmnopqrstuvwxyz0123456789").map(String.init), vowels = ["a", "e", "i", "o", "u", "y"]
+        let accented = ["ß", "ä", "ö", "ü", "é", "è", "ê", "à", "ç", "ñ", "ã", "õ", "í", "ó", "ú", "œ"]
+        let suffixes = ["", "ies", "ing", "ement", "aux", "ungen", "ssen", "zione", "ción", "ções", "ed", "s", "ly", "heid", "lijk"]
+        var stemmed = 0, changed = 0
+        for language in WordForms.languages.map(\.code) {
+            for word in ["dying", "lying", "skies", "gelopen", "aepfel", "uebel", "yeux", "quando", "ijsbeer"] + (0..<20_000).map({ _ in
+                ascii[rng.next(ascii.count)] + (0..<rng.next(10)).map { _ in
+                    let letters = [ascii, vowels, accented][rng.next(10) < 4 ? 0 : rng.next(10) < 8 ? 1 : 2]
+                    return letters[rng.next(letters.count)]
+                }.joined() + suffixes[rng.next(suffixes.count)]
+            }) {
+                guard let stem = WordForms.stem(word, language: language) else { Issue.record("no \(language) stemmer"); continue }
+                #expect(stem.utf8.first == word.utf8.first, "\(language): \(word) → \(stem)")
+                stemmed += 1
+                if stem != word { changed += 1 }
+            }
+        }
+        #expect(stemmed == 7 * 20_009 && changed > 30_000, "\(changed) of \(stemmed) changed")   // the stemmers did work on these words
+    }
+
     @Test("offsets count UTF-16 units of the text as stored; accented text takes the character-wise path")
     func offsets() {
         let expansions = [SearchExpansion("ete", vocabulary: TypoVocabulary(["été", "ete"]))]
@@ -117,3 +140,4 @@ struct SplitMix {
         return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }
+

@@ -30,11 +30,14 @@ struct EngineProfileCommand: StorytimeCommand {
         let now = app.now
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         var steps = StepTimes()
+        let wordSets = WordSetCache()
         var empty = 0
         for parameters in requests {
             let expansions = steps.time("expansions (typo walk, stems, sounds)") { index.expansions(parameters.words, synonyms: synonyms) }
             let answer = steps.time("answer, whole catalog (sets, facets, order)") { index.answer(parameters, expansions: expansions) }
             if answer.total == 0 { empty += 1 }
+            // Common words' sets kept between answers (`WordSetCache`), as the engine's pages keep them.
+            _ = steps.time("answer, common words' sets kept") { index.answer(parameters, expansions: expansions, cache: WordSetCache.Reader(wordSets, version: 0)) }
             _ = steps.time("answer, child's scope") { index.answer(parameters, expansions: expansions, scope: child) }
             _ = steps.time("  correction: the corrected words") {
                 SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos)
@@ -53,7 +56,7 @@ struct EngineProfileCommand: StorytimeCommand {
             _ = steps.time("page, child's scope") { engine.page(parameters, scope: child, now: now, synonyms: synonyms) }
             _ = steps.time("page, child's scope again") { engine.page(parameters, scope: child, now: now, synonyms: synonyms) }
         }
-        context.console.print("\(requests.count) list requests (\(empty) found nothing: their cause is worked out after the answer), \(index.count) books")
+        context.console.print("\(requests.count) list requests (\(empty) found nothing: their cause is worked out after the answer), \(index.count) books, \(wordSets.count) common words' sets kept")
         context.console.print(steps.table)
     }
 

@@ -57,12 +57,21 @@ extension Highlighter {
                 }
             }
             // The word's stem compared with each token's part after `~language:` (no token string made).
-            if stemmed && bestStemRank < found, let stem = WordForms.stem(folded(), language: language) {
+            if stemmed && bestStemRank < found && mayStem(to: bytes, below: found), let stem = WordForms.stem(folded(), language: language) {
                 for token in stems where token.rank < found && token.stem.elementsEqual(stem.utf8) && token.language.elementsEqual(language.utf8) {
                     found = token.rank
                 }
             }
             return found == .max ? nil : Highlighter.kinds[found]
+        }
+
+        /// Whether the word's stem could equal some stem token of a rank below `found`: a Snowball
+        /// stem keeps the first letter of a word that begins with an ASCII one ("dying" → "die";
+        /// `FastPathTests` checks it for every stemmer over random words), so a word whose first
+        /// byte begins no token's stem is not stemmed at all — most words of a title.
+        func mayStem(to bytes: UnsafeBufferPointer<UInt8>, below found: Int) -> Bool {
+            guard let first = bytes.first, first < 0x80 else { return true }
+            return stems.contains { $0.rank < found && ($0.stem.first ?? first) == first }
         }
 
         static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {

@@ -41,13 +41,14 @@ extension CatalogEngine {
     /// (`scopeBooks`). An approved-only scope's answer is computed from the sets each time.
     func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], in index: CatalogIndex, narrowing: CatalogScope?,
                offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> CatalogIndex.Answer {
+        let cache = WordSetCache.Reader(wordSets, version: version)
         guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else {
-            return index.answer(parameters, expansions: expansions, scope: narrowing, offline: offline)
+            return index.answer(parameters, expansions: expansions, scope: narrowing, offline: offline, cache: cache)
         }
         return memoized(key, words: parameters.words, synonyms: synonyms, version: version) {
-            guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline) }
+            guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline, cache: cache) }
             return index.answer(parameters, expansions: expansions,
-                                within: scopeBooks(narrowing, in: index, offline: offline, stateKey: stateKey, version: version))
+                                within: scopeBooks(narrowing, in: index, offline: offline, stateKey: stateKey, version: version), cache: cache)
         }
     }
 

@@ -29,6 +29,8 @@ final class CatalogEngine: @unchecked Sendable {
     /// searches — many parents typing the same first letters — cost one computation per version.
     let memo = NIOLockedValueBox(AnswerMemo())
     let searchMemo = NIOLockedValueBox(SearchMemo())
+    /// Common search words' sets at the index's current version (`WordSetCache`).
+    let wordSets = WordSetCache()
     let scopeSets = NIOLockedValueBox(ScopeBooks())
     /// The scheduled books out of the catalog, valid from..<until for one index state.
     struct ScheduleState { var changes = -1; var version = -1; var from = Int64.min; var until = Int64.min; var offline: Bitset? }
