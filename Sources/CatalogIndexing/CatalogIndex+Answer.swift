@@ -172,6 +172,9 @@ extension CatalogIndex {
             // once the better ones hold `end` books.
             let keys = tierCount * (n + 1)
             var collected = [[Int]](repeating: [], count: keys), cutoff = keys
+            // The best key a book can have (title, every word literal, as many whole words as
+            // have a whole-word set): once it holds `end` books, no later book ranks above them.
+            let best = n - min(sets.wholeWords, n)
             for (k, w) in blocks {
                 masks(k, w)
                 var grew = false
@@ -188,6 +191,7 @@ extension CatalogIndex {
                     }
                 }
                 guard grew else { continue }
+                if collected[best].count >= end { break }
                 var held = 0
                 for key in 0..<cutoff {
                     held += collected[key].count

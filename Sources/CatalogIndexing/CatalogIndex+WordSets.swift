@@ -18,6 +18,9 @@ extension CatalogIndex {
         /// The blocks (indices of `matched`'s 64-bit words) holding its members, ascending.
         let blocks: [Int]
         var buffer: [UInt64]
+        /// How many words have a whole-word set (the word itself is a lexeme): no book is found
+        /// as a whole word by more of them.
+        var wholeWords = 0
         /// 64-bit words per set: one per block.
         var width: Int { blocks.count }
 
@@ -60,7 +63,10 @@ extension CatalogIndex {
         var any: [UInt64] = []
         // The rarest word first (fewest books over its lexemes), and no further once no book is
         // left: a search that finds nothing often stops before its common words are read.
-        let order = words.indices.sorted { books(words[$0]) < books(words[$1]) }
+        // (The sizes first: a closure reading `self` in the sort copied the whole index each time.)
+        var sizes = [Int](repeating: 0, count: words.count)
+        for i in words.indices { sizes[i] = books(words[i]) }
+        let order = words.indices.sorted { sizes[$0] < sizes[$1] }
         for (step, i) in order.enumerated() {
             if i < kept.count, let entry = kept[i] {
                 matched.formIntersection(entry.any)
@@ -110,7 +116,7 @@ extension CatalogIndex {
                 }
             }
         }
-        return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage)
+        return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage, wholeWords: words.count(where: { $0.whole != nil }))
     }
 
     /// A word's six sets over `blocks`, in `WordSets.Kind` order: title, title or author and the
