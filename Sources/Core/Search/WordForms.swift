@@ -55,9 +55,14 @@ public enum WordForms {
     })
 
     /// One Snowball stemmer; libstemmer's are not thread-safe, so each is used under a lock.
+    /// Its stems are kept (up to `memoLimit` words, then it starts over): a word is stemmed for
+    /// its search's expansion, again for the forms a kept answer holds, and a title's words for
+    /// every page that highlights them — each time the same stem.
     private final class Stemmer: @unchecked Sendable {
         private let stemmer: OpaquePointer
         private let lock = NSLock()
+        private var memo: [String: String] = [:]
+        static let memoLimit = 16_384
 
         init?(algorithm: String) {
             guard let stemmer = sb_stemmer_new(algorithm, "UTF_8") else { return nil }
@@ -67,11 +72,14 @@ public enum WordForms {
         deinit { sb_stemmer_delete(stemmer) }
 
         func stem(_ word: String) -> String {
-            let bytes = Array(word.utf8)
             lock.lock(); defer { lock.unlock() }
+            if let known = memo[word] { return known }
+            let bytes = Array(word.utf8)
             guard let out = bytes.withUnsafeBufferPointer({ sb_stemmer_stem(stemmer, $0.baseAddress, Int32($0.count)) }) else { return word }
-            let length = Int(sb_stemmer_length(stemmer))
-            return String(decoding: UnsafeBufferPointer(start: out, count: length), as: UTF8.self)
+            let stem = String(decoding: UnsafeBufferPointer(start: out, count: Int(sb_stemmer_length(stemmer))), as: UTF8.self)
+            if memo.count >= Self.memoLimit { memo.removeAll(keepingCapacity: true) }
+            memo[word] = stem
+            return stem
         }
     }
 }

@@ -48,6 +48,7 @@ extension CatalogEngine {
     static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, locales: [String] = [], into meta: inout JSONWriter) {
         meta.raw(",\"highlights\":")
         let query = Highlighter.Query(expansions)
+        index.warmDisplayFields(ids)
         HighlightDTO.json(ids.map { id in
             let fields = index.displayFields(id, locales: locales)
             return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, titleLanguage: fields.titleLanguage, query: query)
