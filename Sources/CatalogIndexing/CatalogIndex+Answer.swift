@@ -118,19 +118,37 @@ extension CatalogIndex {
     /// id order, stopping when the page is full.
     static let collectedPageLimit = 240
 
+    /// How many blocks a near page is first looked for in (`relevancePage`).
+    static let firstBlocks = 64
+
     private func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest) -> [Int] {
-        sets.buffer.withUnsafeBufferPointer { buffer in
-            matches.words.withUnsafeBufferPointer { matchWords in
-                relevancePage(matchWords, sets: sets, buffer: buffer, page: page)
+        matches.words.withUnsafeBufferPointer { matchWords in
+            // A near page is first looked for in the first blocks only, their finer sets alone
+            // built: a common word's page is usually there (its best key full), and the rest of
+            // its blocks are then neither built nor read. Else, all of them.
+            if page.offset + page.perPage <= Self.collectedPageLimit && sets.blocks.count > Self.firstBlocks {
+                let range = 0..<Self.firstBlocks
+                if let ids = fineSets(sets, range).withUnsafeBufferPointer({
+                    relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, complete: false)
+                }) {
+                    return ids
+                }
             }
+            let range = 0..<sets.blocks.count
+            return fineSets(sets, range).withUnsafeBufferPointer {
+                relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, complete: true)
+            } ?? []
         }
     }
 
-    private func relevancePage(_ matchWords: UnsafeBufferPointer<UInt64>, sets: WordSets, buffer: UnsafeBufferPointer<UInt64>, page: PageRequest) -> [Int] {
-        let n = sets.count
-        let titles = (0..<n).map { sets.offset($0, .title) }, titlesOrAuthors = (0..<n).map { sets.offset($0, .titleOrAuthor) }
-        let level1 = (0..<n).map { sets.offset($0, .level1) }, level2 = (0..<n).map { sets.offset($0, .level2) }
-        let level3 = (0..<n).map { sets.offset($0, .level3) }, wholes = (0..<n).map { sets.offset($0, .whole) }
+    /// The page ranked over `sets.blocks[range]` (`buffer`: their `fineSets`). Not `complete`:
+    /// nil unless the page is settled within them (a near page whose best key is full).
+    private func relevancePage(_ matchWords: UnsafeBufferPointer<UInt64>, sets: WordSets, range: Range<Int>, buffer: UnsafeBufferPointer<UInt64>,
+                               page: PageRequest, complete: Bool) -> [Int]? {
+        let n = sets.count, width = range.count
+        func offsets(_ kind: WordSets.Kind) -> [Int] { (0..<n).map { WordSets.offset($0, kind, width: width) } }
+        let titles = offsets(.title), titlesOrAuthors = offsets(.titleOrAuthor)
+        let level1 = offsets(.level1), level2 = offsets(.level2), level3 = offsets(.level3), wholes = offsets(.whole)
         // Tiers: 3 fields (title, title or author, any) × 4 levels (3…0), best first.
         let tierCount = 12
         // Scratch for `masks`, as raw buffers: a captured `var` array is boxed, and its every
@@ -165,7 +183,7 @@ extension CatalogIndex {
             }
         }
         // (block position among the sets' blocks, block index in the id range) of the matches.
-        let blocks = sets.blocks.enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
+        let blocks = sets.blocks[range].enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
         let end = page.offset + page.perPage
         if end <= Self.collectedPageLimit {
             // A near page: one pass keeps each key's first `end` books, and stops looking at keys
@@ -175,6 +193,7 @@ extension CatalogIndex {
             // The best key a book can have (title, every word literal, as many whole words as
             // have a whole-word set): once it holds `end` books, no later book ranks above them.
             let best = n - min(sets.wholeWords, n)
+            var settled = false
             for (k, w) in blocks {
                 masks(k, w)
                 var grew = false
@@ -191,13 +210,14 @@ extension CatalogIndex {
                     }
                 }
                 guard grew else { continue }
-                if collected[best].count >= end { break }
+                if collected[best].count >= end { settled = true; break }
                 var held = 0
                 for key in 0..<cutoff {
                     held += collected[key].count
                     if held >= end { cutoff = key + 1; break }
                 }
             }
+            guard complete || settled else { return nil }
             let ranked = collected.prefix(cutoff).joined()
             return Array(ranked.dropFirst(page.offset).prefix(page.perPage))
         }

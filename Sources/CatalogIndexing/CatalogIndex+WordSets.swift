@@ -4,11 +4,11 @@ import Core
 /// by the relevance order — only where the answer can be: first the books holding every word
 /// (one catalog-wide set per word), then the finer sets over the blocks of 64 books those leave.
 extension CatalogIndex {
-    /// The books of `base` holding every search word, and per word six sets over `blocks` only
-    /// (`width` 64-bit words each, the k-th word standing for books `blocks[k] * 64 ..< +64`):
-    /// where the word matches (with all its alternatives) in a title, in a title or author; at
-    /// level 1 or better (no sound-alike), 2 or better (no typo), 3 (the word itself); and as a
-    /// whole word.
+    /// The books of `base` holding every search word, and what the relevance order reads of
+    /// each word: six sets over any run of `blocks` (`fineSets`, `width` 64-bit words each, the
+    /// k-th word standing for books `blocks[k] * 64 ..< +64`): where the word matches (with all
+    /// its alternatives) in a title, in a title or author; at level 1 or better (no
+    /// sound-alike), 2 or better (no typo), 3 (the word itself); and as a whole word.
     struct WordSets {
         enum Kind: Int, CaseIterable { case title, titleOrAuthor, level1, level2, level3, whole }
         /// Search words.
@@ -17,15 +17,15 @@ extension CatalogIndex {
         let matched: Bitset
         /// The blocks (indices of `matched`'s 64-bit words) holding its members, ascending.
         let blocks: [Int]
-        var buffer: [UInt64]
+        /// Each word's lexemes, and its sets kept in the `WordSetCache` (nil: read from the lists).
+        var words: [WordLexemes] = []
+        var kept: [WordSetCache.Entry?] = []
         /// How many words have a whole-word set (the word itself is a lexeme): no book is found
         /// as a whole word by more of them.
-        var wholeWords = 0
-        /// 64-bit words per set: one per block.
-        var width: Int { blocks.count }
+        var wholeWords: Int { words.count(where: { $0.whole != nil }) }
 
-        /// Where word `word`'s set `kind` starts in `buffer`.
-        func offset(_ word: Int, _ kind: Kind) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
+        /// Where word `word`'s set `kind` starts in a `fineSets` buffer of `width` words per set.
+        static func offset(_ word: Int, _ kind: Kind, width: Int) -> Int { (word * Kind.allCases.count + kind.rawValue) * width }
     }
 
     /// The lexemes one search word matches, each once with the best level it is reached at
@@ -87,36 +87,44 @@ extension CatalogIndex {
     private func books(_ word: WordLexemes) -> Int { word.lexemes.reduce(0) { $0 + lexemes[$1.id].count } }
 
     /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
-    /// from the lexemes' book lists (a prefix from every lexeme it starts), and the word itself as
-    /// a whole word — over the blocks of the books holding every word only. A common word's sets
-    /// come from `cache` (`WordSetCache`), kept there the first time.
+    /// from the lexemes' book lists (a prefix from every lexeme it starts) into one catalog-wide
+    /// set, ANDed — the books holding every word. A common word's sets come from `cache`
+    /// (`WordSetCache`), kept there the first time.
     func wordSets(_ expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> WordSets {
         let words = wordLexemes(expansions)
         let kept = cache.map { cache in words.map { keptSets($0, cache) } } ?? []
         let matched = matching(words, kept: kept, within: base)
         let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
-        let kinds = WordSets.Kind.allCases.count, width = blocks.count
-        var storage = [UInt64](repeating: 0, count: words.count * kinds * width)
-        guard width > 0 else { return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage) }
-        // The compact position of each block of the id range (-1: not one of `blocks`).
-        var slots = [Int32](repeating: -1, count: active.words.count)
-        for (k, w) in blocks.enumerated() { slots[w] = Int32(k) }
-        let layout = WordSets(count: words.count, matched: matched, blocks: blocks, buffer: [])
-        blocks.withUnsafeBufferPointer { blocks in
+        return WordSets(count: words.count, matched: matched, blocks: blocks, words: words, kept: kept)
+    }
+
+    /// The six sets of every word over `sets.blocks[range]` (`WordSets.offset` with
+    /// `range.count` words per set), and the whole word — read only over the ids those blocks
+    /// span, so a page found in the first blocks does not read the rest.
+    func fineSets(_ sets: WordSets, _ range: Range<Int>) -> [UInt64] {
+        let kinds = WordSets.Kind.allCases.count, width = range.count
+        var storage = [UInt64](repeating: 0, count: sets.count * kinds * width)
+        guard width > 0 else { return storage }
+        let first = sets.blocks[range.lowerBound]
+        // The compact position of each block of the span (-1: not one of the range's).
+        var slots = [Int32](repeating: -1, count: sets.blocks[range.upperBound - 1] - first + 1)
+        for (k, w) in sets.blocks[range].enumerated() { slots[w - first] = Int32(k) }
+        sets.blocks.withUnsafeBufferPointer { all in
+            let blocks = UnsafeBufferPointer(rebasing: all[range])
             slots.withUnsafeBufferPointer { slots in
                 storage.withUnsafeMutableBufferPointer { buffer in
-                    for (i, word) in words.enumerated() {
-                        let start = layout.offset(i, .title), six = UnsafeMutableBufferPointer(rebasing: buffer[start..<start + kinds * width])
-                        if i < kept.count, let entry = kept[i] {
+                    for (i, word) in sets.words.enumerated() {
+                        let start = WordSets.offset(i, .title, width: width), six = UnsafeMutableBufferPointer(rebasing: buffer[start..<start + kinds * width])
+                        if i < sets.kept.count, let entry = sets.kept[i] {
                             entry.copy(into: six, blocks: blocks)
                         } else {
-                            fill(word, into: six, blocks: LexemeBooks.Blocks(indices: blocks, slots: slots))
+                            fill(word, into: six, blocks: LexemeBooks.Blocks(indices: blocks, slots: slots, first: first))
                         }
                     }
                 }
             }
         }
-        return WordSets(count: words.count, matched: matched, blocks: blocks, buffer: storage, wholeWords: words.count(where: { $0.whole != nil }))
+        return storage
     }
 
     /// A word's six sets over `blocks`, in `WordSets.Kind` order: title, title or author and the

@@ -71,10 +71,29 @@ struct LexemeBooks: Sendable {
     }
 
     /// The blocks a word set covers (`CatalogIndex.WordSets`): their indices in the id range,
-    /// ascending, and per block of the id range its position among them (-1: not covered).
+    /// ascending, and per block from `first` on its position among them (-1: not covered). A
+    /// sorted list is read only over the ids those blocks span.
     struct Blocks {
         let indices: UnsafeBufferPointer<Int>
         let slots: UnsafeBufferPointer<Int32>
+        var first = 0
+
+        /// The compact position of block `w` (-1: not covered).
+        @inline(__always) func slot(_ w: Int) -> Int {
+            let i = w - first
+            return i >= 0 && i < slots.count ? Int(slots[i]) : -1
+        }
+    }
+
+    /// The list's entries over `blocks`' id span (all of them while the list is unsorted).
+    private func entries(over blocks: Blocks, _ body: (UnsafeBufferPointer<UInt32>) -> Void) {
+        list.withUnsafeBufferPointer { entries in
+            guard !unsorted else { return body(entries) }
+            // Entries are `id << 3 | weights`: ids below 2^29.
+            func bound(_ id: Int) -> Int { id >= 1 << 29 ? entries.count : Self.lowerBound(entries, UInt32(id) << 3) }
+            let from = bound(blocks.first << 6), to = bound((blocks.first + blocks.slots.count) << 6)
+            body(UnsafeBufferPointer(rebasing: entries[from..<max(from, to)]))
+        }
     }
 
     /// ORs the books into five compact sets over `blocks` (`blocks.indices.count` 64-bit words
@@ -100,12 +119,10 @@ struct LexemeBooks: Sendable {
             }
             return
         }
-        list.withUnsafeBufferPointer { entries in
+        entries(over: blocks) { entries in
             for entry in entries {
                 let id = Int(entry >> 3)
-                let w = id >> 6
-                guard w < blocks.slots.count else { continue }
-                let k = Int(blocks.slots[w])
+                let k = blocks.slot(id >> 6)
                 guard k >= 0 else { continue }
                 let bit = UInt64(1) << UInt64(id & 63)
                 if entry & 1 != 0 { sets[k] |= bit }
@@ -129,12 +146,10 @@ struct LexemeBooks: Sendable {
             }
             return
         }
-        list.withUnsafeBufferPointer { entries in
+        entries(over: blocks) { entries in
             for entry in entries {
                 let id = Int(entry >> 3)
-                let w = id >> 6
-                guard w < blocks.slots.count else { continue }
-                let k = Int(blocks.slots[w])
+                let k = blocks.slot(id >> 6)
                 if k >= 0 { set[k] |= UInt64(1) << UInt64(id & 63) }
             }
         }
@@ -162,6 +177,15 @@ struct LexemeBooks: Sendable {
                 set[id >> 6] |= UInt64(1) << UInt64(id & 63)
             }
         }
+    }
+
+    private static func lowerBound(_ list: UnsafeBufferPointer<UInt32>, _ value: UInt32) -> Int {
+        var a = 0, b = list.count
+        while a < b {
+            let m = (a + b) / 2
+            if list[m] < value { a = m + 1 } else { b = m }
+        }
+        return a
     }
 
     private static func lowerBound(_ list: [UInt32], _ value: UInt32) -> Int {
