@@ -121,30 +121,41 @@ extension CatalogIndex {
     /// How many blocks a near page is first looked for in (`relevancePage`).
     static let firstBlocks = 64
 
+    /// A near page collected over successive runs of blocks: each key's first books, the keys
+    /// past which no book can enter the page, and whether the best key a book can have is full.
+    struct NearPage {
+        var collected: [[Int]]
+        var cutoff: Int
+        var settled = false
+        init(keys: Int) { collected = [[Int]](repeating: [], count: keys); cutoff = keys }
+    }
+
     private func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest) -> [Int] {
         matches.words.withUnsafeBufferPointer { matchWords in
-            // A near page is first looked for in the first blocks only, their finer sets alone
-            // built: a common word's page is usually there (its best key full), and the rest of
-            // its blocks are then neither built nor read. Else, all of them.
-            if page.offset + page.perPage <= Self.collectedPageLimit && sets.blocks.count > Self.firstBlocks {
-                let range = 0..<Self.firstBlocks
-                if let ids = fineSets(sets, range).withUnsafeBufferPointer({
-                    relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, complete: false)
-                }) {
-                    return ids
-                }
+            var near = NearPage(keys: 12 * (sets.count + 1))
+            guard page.offset + page.perPage <= Self.collectedPageLimit else {
+                let range = 0..<sets.blocks.count
+                return fineSets(sets, range).withUnsafeBufferPointer { relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, near: &near) }
             }
-            let range = 0..<sets.blocks.count
-            return fineSets(sets, range).withUnsafeBufferPointer {
-                relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, complete: true)
-            } ?? []
+            // A near page is collected over runs of the blocks — 64, then four times as many each
+            // time — their finer sets built one run at a time: a common word's page is usually
+            // settled in the first run (its best key full), and the rest of its blocks are then
+            // neither built nor read.
+            var start = 0, size = Self.firstBlocks
+            while start < sets.blocks.count && !near.settled {
+                let range = start..<min(sets.blocks.count, start + size)
+                _ = fineSets(sets, range).withUnsafeBufferPointer { relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, near: &near) }
+                start = range.upperBound
+                size *= 4
+            }
+            return Array(near.collected.prefix(near.cutoff).joined().dropFirst(page.offset).prefix(page.perPage))
         }
     }
 
-    /// The page ranked over `sets.blocks[range]` (`buffer`: their `fineSets`). Not `complete`:
-    /// nil unless the page is settled within them (a near page whose best key is full).
+    /// Over `sets.blocks[range]` (`buffer`: their `fineSets`): a near page's books collected into
+    /// `near` (the page itself is then made by the caller), or a deeper page, over every block.
     private func relevancePage(_ matchWords: UnsafeBufferPointer<UInt64>, sets: WordSets, range: Range<Int>, buffer: UnsafeBufferPointer<UInt64>,
-                               page: PageRequest, complete: Bool) -> [Int]? {
+                               page: PageRequest, near: inout NearPage) -> [Int] {
         let n = sets.count, width = range.count
         func offsets(_ kind: WordSets.Kind) -> [Int] { (0..<n).map { WordSets.offset($0, kind, width: width) } }
         let titles = offsets(.title), titlesOrAuthors = offsets(.titleOrAuthor)
@@ -186,40 +197,35 @@ extension CatalogIndex {
         let blocks = sets.blocks[range].enumerated().filter { $0.element < matchWords.count && matchWords[$0.element] != 0 }
         let end = page.offset + page.perPage
         if end <= Self.collectedPageLimit {
-            // A near page: one pass keeps each key's first `end` books, and stops looking at keys
+            // A near page: each run adds to each key's first `end` books, and stops looking at keys
             // once the better ones hold `end` books.
-            let keys = tierCount * (n + 1)
-            var collected = [[Int]](repeating: [], count: keys), cutoff = keys
             // The best key a book can have (title, every word literal, as many whole words as
             // have a whole-word set): once it holds `end` books, no later book ranks above them.
             let best = n - min(sets.wholeWords, n)
-            var settled = false
             for (k, w) in blocks {
                 masks(k, w)
                 var grew = false
-                for t in 0..<tierCount where tierBits[t] != 0 && t * (n + 1) < cutoff {
+                for t in 0..<tierCount where tierBits[t] != 0 && t * (n + 1) < near.cutoff {
                     for s in stride(from: n, through: 0, by: -1) {
                         let key = t * (n + 1) + n - s
-                        guard key < cutoff else { break }
+                        guard key < near.cutoff else { break }
                         var bits = tierBits[t] & equal[s]
-                        while bits != 0 && collected[key].count < end {
-                            collected[key].append(w << 6 | bits.trailingZeroBitCount)
+                        while bits != 0 && near.collected[key].count < end {
+                            near.collected[key].append(w << 6 | bits.trailingZeroBitCount)
                             bits &= bits &- 1
                             grew = true
                         }
                     }
                 }
                 guard grew else { continue }
-                if collected[best].count >= end { settled = true; break }
+                if near.collected[best].count >= end { near.settled = true; break }
                 var held = 0
-                for key in 0..<cutoff {
-                    held += collected[key].count
-                    if held >= end { cutoff = key + 1; break }
+                for key in 0..<near.cutoff {
+                    held += near.collected[key].count
+                    if held >= end { near.cutoff = key + 1; break }
                 }
             }
-            guard complete || settled else { return nil }
-            let ranked = collected.prefix(cutoff).joined()
-            return Array(ranked.dropFirst(page.offset).prefix(page.perPage))
+            return []
         }
         var counts = [Int](repeating: 0, count: tierCount * (n + 1))   // tier index * (n + 1) + (n - score)
         for (k, w) in blocks {
