@@ -17,9 +17,8 @@ extension CatalogIndex {
         let matched: Bitset
         /// The blocks (indices of `matched`'s 64-bit words) holding its members, ascending.
         let blocks: [Int]
-        /// Each word's lexemes, and its sets kept in the `WordSetCache` (nil: read from the lists).
+        /// Each word's lexemes.
         var words: [WordLexemes] = []
-        var kept: [WordSetCache.Entry?] = []
         /// How many words have a whole-word set (the word itself is a lexeme): no book is found
         /// as a whole word by more of them.
         var wholeWords: Int { words.count(where: { $0.whole != nil }) }
@@ -88,14 +87,14 @@ extension CatalogIndex {
 
     /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
     /// from the lexemes' book lists (a prefix from every lexeme it starts) into one catalog-wide
-    /// set, ANDed — the books holding every word. A common word's sets come from `cache`
+    /// set, ANDed — the books holding every word. A common word's set comes from `cache`
     /// (`WordSetCache`), kept there the first time.
     func wordSets(_ expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> WordSets {
         let words = wordLexemes(expansions)
         let kept = cache.map { cache in words.map { keptSets($0, cache) } } ?? []
         let matched = matching(words, kept: kept, within: base)
         let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
-        return WordSets(count: words.count, matched: matched, blocks: blocks, words: words, kept: kept)
+        return WordSets(count: words.count, matched: matched, blocks: blocks, words: words)
     }
 
     /// The six sets of every word over `sets.blocks[range]` (`WordSets.offset` with
@@ -115,11 +114,7 @@ extension CatalogIndex {
                 storage.withUnsafeMutableBufferPointer { buffer in
                     for (i, word) in sets.words.enumerated() {
                         let start = WordSets.offset(i, .title, width: width), six = UnsafeMutableBufferPointer(rebasing: buffer[start..<start + kinds * width])
-                        if i < sets.kept.count, let entry = sets.kept[i] {
-                            entry.copy(into: six, blocks: blocks)
-                        } else {
-                            fill(word, into: six, blocks: LexemeBooks.Blocks(indices: blocks, slots: slots, first: first))
-                        }
+                        fill(word, into: six, blocks: LexemeBooks.Blocks(indices: blocks, slots: slots, first: first))
                     }
                 }
             }
@@ -138,7 +133,7 @@ extension CatalogIndex {
         }
     }
 
-    /// A common word's sets from `cache`, made and kept there when absent; nil for a rare word.
+    /// A common word's catalog-wide set from `cache`, made and kept there when absent; nil for a rare word.
     private func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader) -> WordSetCache.Entry? {
         guard books(word) >= WordSetCache.threshold(capacity: active.capacity) else { return nil }
         let key = WordSetCache.Key(lexemes: word.lexemes.map { $0.id << 2 | $0.level }, whole: word.whole)
@@ -147,17 +142,7 @@ extension CatalogIndex {
         any.withUnsafeMutableBufferPointer { buffer in
             for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
         }
-        let set = Bitset(words: any)
-        let blocks = set.occupiedWords(atMost: .max) ?? []
-        var slots = [Int32](repeating: -1, count: any.count)
-        for (k, w) in blocks.enumerated() { slots[w] = Int32(k) }
-        var sets = [UInt64](repeating: 0, count: WordSets.Kind.allCases.count * blocks.count)
-        blocks.withUnsafeBufferPointer { indices in
-            slots.withUnsafeBufferPointer { slots in
-                sets.withUnsafeMutableBufferPointer { fill(word, into: $0, blocks: LexemeBooks.Blocks(indices: indices, slots: slots)) }
-            }
-        }
-        let entry = WordSetCache.Entry(any: set, slots: slots, sets: sets, width: blocks.count)
+        let entry = WordSetCache.Entry(any: Bitset(words: any))
         cache.cache.keep(entry, key, version: cache.version)
         return entry
     }

@@ -3,29 +3,20 @@ import Synchronization
 /// The catalog-wide sets of common search words, kept between answers at one index state.
 ///
 /// A word matching many books (a short prefix as a parent types: "dra", "the") costs most of an
-/// answer: its lexemes' book lists are read twice, once for the books holding it and once for its
-/// finer sets. Different searches share such words ("dra", "dra 4", "dra moon"), so a word whose
-/// lists hold at least `threshold(capacity:)` entries keeps its sets here: where it matches in any
-/// field, and its six finer sets (`CatalogIndex.WordSets`) over every block it occupies, from
-/// which an answer copies the blocks it needs. Rare words are not kept (their lists are short).
+/// answer: the books holding it are ORed from all its lexemes' book lists. Different searches
+/// share such words ("dra", "dra 4", "dra moon"), so a word whose lists hold at least
+/// `threshold(capacity:)` entries keeps that set here (its finer sets are built per run of
+/// blocks a relevance page reads, `CatalogIndex.fineSets`). Rare words are not kept (their
+/// lists are short).
 ///
 /// Kept per index `version` (a change empties it) within `budget` bytes, in two generations like
 /// the engine's other memos: past half the budget the current generation becomes the previous one.
 public final class WordSetCache: Sendable {
-    /// One word's sets over the whole catalog.
+    /// One word's set over the whole catalog: where it matches, in any field.
     final class Entry: Sendable {
-        /// Where the word matches, in any field.
         let any: Bitset
-        /// Per block of the id range, its position among the blocks `any` occupies (-1: none).
-        let slots: [Int32]
-        /// The six finer sets (`WordSets.Kind` order), `width` 64-bit words each.
-        let sets: [UInt64]
-        let width: Int
-        var bytes: Int { any.words.count * 8 + slots.count * 4 + sets.count * 8 }
-
-        init(any: Bitset, slots: [Int32], sets: [UInt64], width: Int) {
-            self.any = any; self.slots = slots; self.sets = sets; self.width = width
-        }
+        var bytes: Int { any.words.count * 8 }
+        init(any: Bitset) { self.any = any }
     }
 
     /// A word as its lexemes and levels (`id << 2 | level`) and its whole-word lexeme.
@@ -86,23 +77,5 @@ public final class WordSetCache: Sendable {
         }
         state.current[key] = entry
         state.bytes += entry.bytes
-    }
-}
-
-extension WordSetCache.Entry {
-    /// Copies the six sets' words of `blocks` (block indices of the id range, each one `any`
-    /// occupies) into `six` (`blocks.count` words per set).
-    func copy(into six: UnsafeMutableBufferPointer<UInt64>, blocks: UnsafeBufferPointer<Int>) {
-        let target = blocks.count
-        sets.withUnsafeBufferPointer { sets in
-            slots.withUnsafeBufferPointer { slots in
-                for (k, w) in blocks.enumerated() {
-                    guard w < slots.count else { continue }
-                    let s = Int(slots[w])
-                    guard s >= 0 else { continue }
-                    for kind in 0..<6 { six[kind * target + k] = sets[kind * width + s] }
-                }
-            }
-        }
     }
 }

@@ -61,7 +61,7 @@ struct WordSetCacheTests {
         #expect(cache.count == 1)
         _ = index.answer(query, expansions: expansions, cache: WordSetCache.Reader(cache, version: 2))
         #expect(cache.count == 1)   // the version-1 entry is gone, the version-2 one kept
-        let small = WordSetCache(budget: 1_000)
+        let small = WordSetCache(budget: 100)
         #expect(index.answer(query, expansions: expansions, cache: WordSetCache.Reader(small, version: 1)) == index.answer(query, expansions: expansions))
         #expect(small.count == 0)
     }
