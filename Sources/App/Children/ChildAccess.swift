@@ -56,6 +56,10 @@ final class ChildStates: Sendable {
     struct Row: Decodable {
         let id: Int; let accountId: Int; let role: FamilyRole; let mayAnswerRequests: Bool
         let playsCount: Int; let activity: Int; let version: Int; let country: String?; let library: [Int]?
+        /// The columns by name (no key conversion per row: read on every request about a child).
+        enum CodingKeys: String, CodingKey {
+            case id, accountId = "account_id", role, mayAnswerRequests = "may_answer_requests", playsCount = "plays_count", activity, version, country, library
+        }
     }
 
     let reads = BatchedRead<Key, ChildState> { keys, sql in
@@ -68,7 +72,7 @@ final class ChildStates: Sendable {
             """).all().flatMapThrowing { rows in
             var states: [Key: ChildState] = [:]
             for row in rows {
-                let r = try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+                let r = try row.decode(model: Row.self)
                 let key = Key(child: r.id, parent: r.accountId)
                 states[key] = ChildState(id: key.child, plays: r.playsCount, activity: r.activity, catalogVersion: r.version,
                                          country: r.country, role: r.role, mayAnswerRequests: r.mayAnswerRequests,

@@ -61,11 +61,17 @@ struct ChildControls: Sendable, Equatable {
         let schedule: String
         let timeZone: String
         let updatedAt: Date?
+        /// The columns by name (no key conversion per row: this row is read on every request of a child's tablet).
+        enum CodingKeys: String, CodingKey {
+            case maxAge = "max_age", approvedOnly = "approved_only", blockedCategories = "blocked_categories", blockedPublishers = "blocked_publishers"
+            case blockedBooks = "blocked_books", dailyMinutes = "daily_minutes", bedtimeStart = "bedtime_start", bedtimeEnd = "bedtime_end"
+            case schedule, timeZone = "time_zone", updatedAt = "updated_at"
+        }
     }
 
     /// The controls of a row holding `columns` (and maybe more).
     init(row: any SQLRow) throws {
-        let r = try row.decode(model: Row.self, keyDecodingStrategy: .convertFromSnakeCase)
+        let r = try row.decode(model: Row.self)
         maxAge = r.maxAge
         approvedOnly = r.approvedOnly
         blockedCategories = r.blockedCategories
