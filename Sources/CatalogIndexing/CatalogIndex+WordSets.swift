@@ -56,7 +56,9 @@ extension CatalogIndex {
         matching(wordLexemes(expansions), within: base)
     }
 
-    func matching(_ words: [WordLexemes], kept: [WordSetCache.Entry?] = [], within base: Bitset) -> Bitset {
+    /// A common word's set comes from `cache` (made there the first time) only when it is
+    /// reached: a word after the rarest ones left no book is neither read nor kept.
+    func matching(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset) -> Bitset {
         var matched = base
         guard !words.isEmpty else { return matched }
         var any: [UInt64] = []
@@ -67,7 +69,7 @@ extension CatalogIndex {
         for i in words.indices { sizes[i] = books(words[i]) }
         let order = words.indices.sorted { sizes[$0] < sizes[$1] }
         for (step, i) in order.enumerated() {
-            if i < kept.count, let entry = kept[i] {
+            if let cache, let entry = keptSets(words[i], cache) {
                 matched.formIntersection(entry.any)
             } else {
                 if any.isEmpty { any = [UInt64](repeating: 0, count: active.words.count) }
@@ -91,8 +93,7 @@ extension CatalogIndex {
     /// (`WordSetCache`), kept there the first time.
     func wordSets(_ expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> WordSets {
         let words = wordLexemes(expansions)
-        let kept = cache.map { cache in words.map { keptSets($0, cache) } } ?? []
-        let matched = matching(words, kept: kept, within: base)
+        let matched = matching(words, cache: cache, within: base)
         let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
         return WordSets(count: words.count, matched: matched, blocks: blocks, words: words)
     }

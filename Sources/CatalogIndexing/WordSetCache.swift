@@ -64,18 +64,23 @@ public final class WordSetCache: Sendable {
     func keep(_ entry: Entry, _ key: Key, version: Int) {
         state.withLock { state in
             if version > state.version { state = State(version: version) }
-            guard version == state.version, entry.bytes <= budget / 2 else { return }
+            guard version == state.version, Self.bytes(entry, key) <= budget / 2 else { return }
             Self.insert(entry, key, into: &state, budget: budget)
         }
     }
 
+    /// What keeping `entry` under `key` costs: its set and the key's lexemes (a short prefix's
+    /// key lists thousands of lexemes, more bytes than its set in a small catalog).
+    private static func bytes(_ entry: Entry, _ key: Key) -> Int { entry.bytes + key.lexemes.count * 8 }
+
     private static func insert(_ entry: Entry, _ key: Key, into state: inout State, budget: Int) {
-        if state.bytes + entry.bytes > budget / 2 {
+        let bytes = Self.bytes(entry, key)
+        if state.bytes + bytes > budget / 2 {
             state.previous = state.current
             state.current = [:]
             state.bytes = 0
         }
         state.current[key] = entry
-        state.bytes += entry.bytes
+        state.bytes += bytes
     }
 }

@@ -65,4 +65,26 @@ struct WordSetCacheTests {
         #expect(index.answer(query, expansions: expansions, cache: WordSetCache.Reader(small, version: 1)) == index.answer(query, expansions: expansions))
         #expect(small.count == 0)
     }
+
+    @Test("a search whose rarest word finds nothing reads (and keeps) none of its common words; an older version's reader neither reads nor empties the newer entries")
+    func emptyStopsEarly() {
+        var rng = Base.RNG(state: 79)
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...4_000 { books[id] = Base.randomBook(id, &rng) }
+        let index = Base.bulk(books)
+        let cache = WordSetCache()
+        for text in ["xqzvw dragon", "dragon xqzvw moon", "gif xqzvw dre"] {
+            let query = CatalogParameters(text: text, age: nil, publisher: nil, category: nil, page: PageRequest(page: 1, perPage: 20), sort: .relevance)
+            let expansions = index.expansions(query.words, synonyms: Synonyms())
+            let answer = index.answer(query, expansions: expansions, cache: WordSetCache.Reader(cache, version: 3))
+            #expect(answer.total == 0 && answer == index.answer(query, expansions: expansions), "\(text)")
+            #expect(cache.count == 0, "\(text): \(cache.count) common words' sets built for an answer that needed none")
+        }
+        let query = CatalogParameters(text: "dragon moon", age: nil, publisher: nil, category: nil, page: PageRequest(page: 1, perPage: 20), sort: .relevance)
+        let expansions = index.expansions(query.words, synonyms: Synonyms())
+        _ = index.answer(query, expansions: expansions, cache: WordSetCache.Reader(cache, version: 3))
+        #expect(cache.count == 2)
+        #expect(index.answer(query, expansions: expansions, cache: WordSetCache.Reader(cache, version: 2)) == index.answer(query, expansions: expansions))
+        #expect(cache.count == 2)   // version 3's entries stay
+    }
 }

@@ -62,7 +62,7 @@ public enum WordForms {
         private let stemmer: OpaquePointer
         private let lock = NSLock()
         private var memo: [String: String] = [:]
-        static let memoLimit = 16_384
+        static let memoLimit = 16_384, memoWordBytes = 40
 
         init?(algorithm: String) {
             guard let stemmer = sb_stemmer_new(algorithm, "UTF_8") else { return nil }
@@ -77,6 +77,9 @@ public enum WordForms {
             let bytes = Array(word.utf8)
             guard let out = bytes.withUnsafeBufferPointer({ sb_stemmer_stem(stemmer, $0.baseAddress, Int32($0.count)) }) else { return word }
             let stem = String(decoding: UnsafeBufferPointer(start: out, count: Int(sb_stemmer_length(stemmer))), as: UTF8.self)
+            // Only words of a title's length are kept: a query's made-up long words (up to
+            // `maxQueryLength`, in every language) would otherwise fill the memo with kilobytes each.
+            guard bytes.count <= Self.memoWordBytes else { return stem }
             if memo.count >= Self.memoLimit { memo.removeAll(keepingCapacity: true) }
             memo[word] = stem
             return stem
