@@ -54,33 +54,39 @@ extension CatalogEngine {
     /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
     func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
         var verdicts: [String: Bool] = [:]
-        let kept: Set<String>? = memo.withLockedValue { memo in
+        // The kept answers after the carry: copies of the memo's dictionaries (copy-on-write: no
+        // entry is copied), read by the search memo's carry.
+        let kept: (answers: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])? = memo.withLockedValue { memo in
             guard memo.version == from, let carry else {
                 memo.removeAll()
                 memo.version = to
                 return nil
             }
-            func stays(_ entry: AnswerMemo.Entry) -> Bool {
-                !entry.words.isEmpty && !zip(entry.words, entry.forms).contains { word, forms in
+            func goes(_ entry: AnswerMemo.Entry) -> Bool {
+                guard !entry.words.isEmpty else { return true }
+                return zip(entry.words, entry.forms).contains { word, forms in
                     if let known = verdicts[word] { return known }
                     let verdict = carry.mayMatch(word, forms: forms)
                     verdicts[word] = verdict
                     return verdict
                 }
             }
-            memo.answers = memo.answers.filter { stays($0.value) }
-            memo.older = memo.older.filter { stays($0.value) }
+            // In place: a change usually drops few answers (rebuilding both dictionaries under
+            // the index's write lock held every reader for milliseconds).
+            for key in memo.answers.compactMap({ goes($0.value) ? $0.key : nil }) { memo.answers.removeValue(forKey: key) }
+            for key in memo.older.compactMap({ goes($0.value) ? $0.key : nil }) { memo.older.removeValue(forKey: key) }
             memo.version = to
-            return Set((memo.answers.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys))
-                .union(memo.older.filter { $0.value.answer.total >= SearchMeta.fewResults }.keys)
+            return (memo.answers, memo.older)
         }
-        carrySearchMemo(from: from, to: to, carry, verdicts: verdicts, keptAnswers: kept)
+        carrySearchMemo(from: from, to: to, carry, verdicts: verdicts, keptAnswers: kept.map { kept in
+            { key in ((kept.answers[key] ?? kept.older[key])?.answer.total ?? 0) >= SearchMeta.fewResults }
+        })
     }
 
     /// The search memo follows the answers: a word's expansion stays when the change cannot match
     /// it, a page's highlights when its answer stayed (and offered no correction, which depends on
     /// another answer); suggestions are computed again.
-    private func carrySearchMemo(from: Int, to: Int, _ carry: MemoCarry?, verdicts: [String: Bool], keptAnswers: Set<String>?) {
+    private func carrySearchMemo(from: Int, to: Int, _ carry: MemoCarry?, verdicts: [String: Bool], keptAnswers: ((String) -> Bool)?) {
         searchMemo.withLockedValue { memo in
             guard memo.version == from, let carry, let keptAnswers else {
                 memo = SearchMemo(version: to, synonyms: memo.synonyms)
@@ -92,7 +98,7 @@ extension CatalogEngine {
                     verdicts[String(word)] ?? carry.mayMatch(String(word), forms: SearchExpansion.forms(of: String(word), synonyms: synonyms))
                 }
             }
-            memo.meta.filter { keptAnswers.contains(String($0.prefix { $0 != "\u{3}" })) }   // less its locales
+            memo.meta.filter { keptAnswers(String($0.prefix { $0 != "\u{3}" })) }   // less its locales
             memo.suggestions.removeAll()
             memo.causes.removeAll()
             memo.version = to

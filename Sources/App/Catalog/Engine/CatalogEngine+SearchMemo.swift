@@ -30,10 +30,12 @@ struct SearchMemo {
 
         mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
 
-        /// Keeps only the entries `keep` accepts, in both generations.
+        /// Keeps only the entries `keep` accepts, in both generations — removed in place (a change
+        /// carries the memo under the index's write lock: rebuilding both dictionaries held every
+        /// reader for milliseconds).
         mutating func filter(_ keep: (String) -> Bool) {
-            current = current.filter { keep($0.key) }
-            previous = previous.filter { keep($0.key) }
+            current.removeAll { !keep($0) }
+            previous.removeAll { !keep($0) }
         }
 
         mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
@@ -77,5 +79,13 @@ extension CatalogEngine {
             memo[keyPath: path].current[key] = value
         }
         return value
+    }
+}
+
+extension Dictionary where Key == String {
+    /// Removes the entries whose key `drop` names, in place (no new dictionary when few go).
+    mutating func removeAll(where drop: (String) -> Bool) {
+        let gone = keys.filter(drop)
+        for key in gone { removeValue(forKey: key) }
     }
 }
