@@ -137,7 +137,7 @@ extension CatalogIndex {
     /// A common word's catalog-wide set from `cache`, made and kept there when absent; nil for a rare word.
     private func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader) -> WordSetCache.Entry? {
         guard books(word) >= WordSetCache.threshold(capacity: active.capacity) else { return nil }
-        let key = WordSetCache.Key(lexemes: word.lexemes.map { $0.id << 2 | $0.level }, whole: word.whole)
+        let key = WordSetCache.Key(lexemes: word.lexemes.map(\.id))
         if let entry = cache.cache.entry(key, version: cache.version) { return entry }
         var any = [UInt64](repeating: 0, count: active.words.count)
         any.withUnsafeMutableBufferPointer { buffer in

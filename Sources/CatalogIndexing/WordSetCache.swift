@@ -19,10 +19,10 @@ public final class WordSetCache: Sendable {
         init(any: Bitset) { self.any = any }
     }
 
-    /// A word as its lexemes and levels (`id << 2 | level`) and its whole-word lexeme.
+    /// A word as its lexemes (ids, ascending): all its kept set depends on — two words reaching
+    /// the same lexemes at other levels share it.
     struct Key: Hashable {
         let lexemes: [Int]
-        let whole: Int?
     }
 
     /// The cache at the index state being read (under the engine's read lock).
@@ -44,8 +44,8 @@ public final class WordSetCache: Sendable {
 
     public init(budget: Int = 64 << 20) { self.budget = budget }
 
-    /// The fewest book-list entries a word must have to be kept: past it, reading the lists costs
-    /// more than copying the kept sets.
+    /// The fewest book-list entries a word must have to be kept: past it, ORing the lists costs
+    /// more than ANDing the kept set.
     static func threshold(capacity: Int) -> Int { max(1024, capacity / 64) }
 
     /// How many words are kept now (for tests and the profile).
