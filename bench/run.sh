@@ -157,12 +157,11 @@ for n in $sizes; do
     # The realistic mix: ~6,000 distinct paths, random per request, while a writer changes books
     # at 0, 1 and 10 statements a second (pgbench -R), beside the bare exact count's tps.
     mixed_paths
-    printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
     echo "SELECT count(*) FROM books b WHERE b.status = 'active';" > "$work/count.sql"
     for writes in 0 1 10; do
         writer=
         if [ "$writes" != 0 ]; then
-            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/write.sql" "$db" > "$work/writer.txt" 2>&1 &
+            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes) "$db" > "$work/writer.txt" 2>&1 &
             writer=$!
         fi
         PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true

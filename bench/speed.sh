@@ -13,7 +13,6 @@ speed_mix() {
     local floor baseA baseB r p50 p99 bad ratio writer
     mixed_paths
     ONEOFF=${BENCH_ONEOFF_PATHS:-150000} python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
-    printf '\\set id random(1, %d)\nUPDATE books SET age_max = age_max, updated_at = now() WHERE id = :id;\n' "$n" > "$work/write.sql"
     child_devices_setup
     head -1 "$work/tokens.txt" > "$work/one-token.txt"
     # The parent's own token naming a tablet child (controls: max age 8, one blocked category).
@@ -48,7 +47,7 @@ speed_mix() {
         IFS='|' read -r name file tokens writes role <<<"$entry"
         writer=
         if [ "$writes" != 0 ]; then
-            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres -f "$work/write.sql" "$db" > "$work/writer.txt" 2>&1 &
+            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes) "$db" > "$work/writer.txt" 2>&1 &
             writer=$!
         fi
         local tokens_file=""

@@ -7,7 +7,12 @@ import Core
 /// of its query could match any lexeme of a changed book, before or after the change. "Could
 /// match" over-approximates the index's rule (prefix; one edit anywhere for words of
 /// `SearchText.typoMinLength` letters or more), so it never keeps an answer that changed.
-/// Answers without search words (browsing) are always dropped.
+/// Answers without search words (browsing) are dropped when a changed book's filters or sort
+/// keys changed (`browsing`); a change that only alters words (a description) leaves them.
+///
+/// `CatalogIndex.carry(changing:removing:)` builds the carry from what each book's change
+/// actually alters: nothing for a book whose indexed record is the same (a cover, a video, a
+/// touch), only the words added or removed when its filters, sort keys and shown title stay.
 ///
 /// Word forms, synonyms and sound-alikes widen "could match": a changed book holding one of the
 /// word's forms or stem tokens (`SearchExpansion.forms(of:)`, kept with the answer), or a word
@@ -17,9 +22,18 @@ public struct MemoCarry: Sendable {
     private let whole: Set<String>
     private let sounds: Set<String>
     private let letters: [(mask: UInt64, counts: [Unicode.Scalar: Int])]
+    /// Whether answers without search words (browsing) may have changed.
+    public let browsing: Bool
+    /// The lexemes the carry checks words against.
+    public var lexemes: Set<String> { whole }
+    /// Nothing an answer reads changed (every changed book's record is the same where it counts).
+    public var changesNothing: Bool { whole.isEmpty && !browsing }
 
-    /// `lexemes`: every lexeme of the changed books, old and new.
-    public init(lexemes: some Sequence<String>) {
+    /// `lexemes`: every lexeme of the changed books, old and new (or only those a change added or
+    /// removed, when nothing else about the book changed); `browsing`: whether a book's filters
+    /// or sort keys changed.
+    public init(lexemes: some Sequence<String>, browsing: Bool = true) {
+        self.browsing = browsing
         var prefixes = Set<String>()
         var letters: [(UInt64, [Unicode.Scalar: Int])] = []
         for lexeme in Set(lexemes) {
@@ -45,7 +59,7 @@ public struct MemoCarry: Sendable {
 
     /// Whether an answer to a query with these search words may have changed.
     public func affects(words: [String], synonyms: Synonyms = Synonyms()) -> Bool {
-        words.isEmpty || words.contains { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }
+        words.isEmpty ? browsing : words.contains { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }
     }
 
     /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit

@@ -9,7 +9,7 @@ import Synchronization
 /// blocks a relevance page reads, `CatalogIndex.fineSets`). Rare words are not kept (their
 /// lists are short).
 ///
-/// Kept per index `version` (a change empties it) within `budget` bytes, in two generations like
+/// Kept per index `version` (a change keeps the sets whose lexemes it did not touch, `carry`) within `budget` bytes, in two generations like
 /// the engine's other memos: past half the budget the current generation becomes the previous one.
 public final class WordSetCache: Sendable {
     /// One word's set over the whole catalog: where it matches, in any field.
@@ -58,6 +58,34 @@ public final class WordSetCache: Sendable {
             guard let entry = state.previous.removeValue(forKey: key) else { return nil }
             Self.insert(entry, key, into: &state, budget: budget)
             return entry
+        }
+    }
+
+    /// Moves the kept sets from index version `from` to `to` (a change of some books), less those
+    /// built from a lexeme in `touched`: a kept set depends on its lexemes' book
+    /// lists alone. Called under the index's write lock; a change that touched no lexeme moves
+    /// them all at no cost.
+    public func carry(from: Int, to: Int, touched lexemes: some Sequence<String>, in index: CatalogIndex) {
+        let touched = lexemes.compactMap { index.lexemeID($0).map(Int.init) }.sorted()
+        state.withLock { state in
+            guard state.version == from, to > from else { return }
+            state.version = to
+            guard !touched.isEmpty else { return }
+            func stays(_ key: Key) -> Bool {
+                // Each touched lexeme looked for in the key's (sorted, often long) list.
+                key.lexemes.withUnsafeBufferPointer { lexemes in
+                    !touched.contains { t in
+                        var a = 0, b = lexemes.count
+                        while a < b { let m = (a + b) / 2; if lexemes[m] < t { a = m + 1 } else { b = m } }
+                        return a < lexemes.count && lexemes[a] == t
+                    }
+                }
+            }
+            // The keys first, then removed in place (iterating while removing would copy the dictionary).
+            for key in state.current.keys.filter({ !stays($0) }) {
+                state.bytes -= Self.bytes(state.current.removeValue(forKey: key)!, key)
+            }
+            for key in state.previous.keys.filter({ !stays($0) }) { state.previous.removeValue(forKey: key) }
         }
     }
 

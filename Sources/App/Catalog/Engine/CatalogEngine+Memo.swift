@@ -51,8 +51,9 @@ extension CatalogEngine {
     }
 
     /// Moves the memo from `from` to `to` (under the index's write lock), keeping the answers the
-    /// change cannot have touched (`MemoCarry`); `carry` nil drops them all.
-    func carryMemo(from: Int, to: Int, _ carry: MemoCarry?) {
+    /// change cannot have touched (`MemoCarry`); `carry` nil drops them all. `index`: the index
+    /// after the change.
+    func carryMemo(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) {
         var verdicts: [String: Bool] = [:]
         // The kept answers after the carry: copies of the memo's dictionaries (copy-on-write: no
         // entry is copied), read by the search memo's carry.
@@ -63,7 +64,7 @@ extension CatalogEngine {
                 return nil
             }
             func goes(_ entry: AnswerMemo.Entry) -> Bool {
-                guard !entry.words.isEmpty else { return true }
+                guard !entry.words.isEmpty else { return carry.browsing }
                 return zip(entry.words, entry.forms).contains { word, forms in
                     if let known = verdicts[word] { return known }
                     let verdict = carry.mayMatch(word, forms: forms)
@@ -78,6 +79,7 @@ extension CatalogEngine {
             memo.version = to
             return (memo.answers, memo.older)
         }
+        carrySets(from: from, to: to, carry, in: index)
         carrySearchMemo(from: from, to: to, carry, verdicts: verdicts, keptAnswers: kept.map { kept in
             { key in ((kept.answers[key] ?? kept.older[key])?.answer.total ?? 0) >= SearchMeta.fewResults }
         })
@@ -99,9 +101,23 @@ extension CatalogEngine {
                 }
             }
             memo.meta.filter { keptAnswers(String($0.prefix { $0 != "\u{3}" })) }   // less its locales
-            memo.suggestions.removeAll()
-            memo.causes.removeAll()
+            if !carry.changesNothing {
+                memo.suggestions.removeAll()
+                memo.causes.removeAll()
+            }
             memo.version = to
+        }
+    }
+
+    /// The sets kept per index state follow: a common word's catalog-wide set stays unless the
+    /// change touched one of its lexemes (`WordSetCache.carry`), a scope's books and a country's
+    /// verdict stay unless a book's filters changed or a book came or went (`MemoCarry.browsing`).
+    private func carrySets(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) {
+        guard let carry else { return }
+        wordSets.carry(from: from, to: to, touched: carry.lexemes, in: index)
+        guard !carry.browsing else { return }
+        scopeSets.withLockedValue { kept in
+            if kept.version == from { kept.version = to }
         }
     }
 }

@@ -178,12 +178,14 @@ final class CatalogEngine: @unchecked Sendable {
             let present = Set(loaded.map(\.id))
             self.lock.writing {
                 let before = self.version
-                // The changed books' lexemes before and after: what decides which answers survive.
-                let carry = namesChanged ? nil : MemoCarry(lexemes: list.flatMap { self.index.lexemes(of: $0) } + loaded.flatMap { $0.lexemes.map(\.0) })
+                // What the change alters of each book (its words, filters, what a page shows),
+                // from its record before and after: what decides which answers survive.
+                let removing = list.filter { !present.contains($0) }
+                let carry = namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)
                 if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
-                self.index.apply(loaded, removing: list.filter { !present.contains($0) })
+                self.index.apply(loaded, removing: removing)
                 self.version = max(self.version, to)
-                self.carryMemo(from: before, to: self.version, carry)
+                self.carryMemo(from: before, to: self.version, carry, in: self.index)
             }
             self.onDelta()
             return false

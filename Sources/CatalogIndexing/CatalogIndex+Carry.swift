@@ -1,0 +1,74 @@
+import Core
+
+/// What a change can alter in the answers kept between changes (`MemoCarry`), worked out from
+/// the books' records before and after — called before the change is applied.
+extension CatalogIndex {
+    /// The carry for replacing `books` and dropping `removing`. Per book:
+    /// - added or removed: every lexeme it has (or had), and browsing answers;
+    /// - the same filters, sort keys, schedule, rights and shown title, author, language and
+    ///   translations: only the words it gained or lost (a lexeme with the same fields on both
+    ///   sides changes no match, no rank and no typo vocabulary) — nothing at all for a book whose
+    ///   indexed record is the same (a cover, a video, a touch of `updated_at`);
+    /// - anything else: every lexeme before and after; browsing answers too when a filter, sort
+    ///   key, schedule or rights window changed.
+    public func carry(changing books: [CatalogBook], removing: [Int]) -> MemoCarry {
+        var lexemes: [String] = [], browsing = false
+        for id in removing where active.contains(id) {
+            lexemes += self.lexemes(of: id)
+            browsing = true
+        }
+        for book in books {
+            let fresh = book.lexemes.map { (text: $0.0, weights: $0.1 & 7) }
+            guard active.contains(book.id) else {
+                lexemes += fresh.map(\.text)
+                browsing = true
+                continue
+            }
+            let old = bookLexemes[book.id].map { (text: lexemeText($0 >> 3), weights: UInt8($0 & 7)) }
+            let sameFilters = sameFilters(book)
+            if sameFilters && sameShown(book) {
+                // Only the (lexeme, fields) pairs on one side: the words the change added or removed.
+                let before = Set(old.map { "\($0.weights)\u{1}\($0.text)" }), after = Set(fresh.map { "\($0.weights)\u{1}\($0.text)" })
+                lexemes += old.filter { !after.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+                lexemes += fresh.filter { !before.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+            } else {
+                lexemes += old.map(\.text) + fresh.map(\.text)
+                if !sameFilters { browsing = true }
+            }
+        }
+        return MemoCarry(lexemes: lexemes, browsing: browsing)
+    }
+
+    /// Whether `book` has the indexed book's filters and sort keys: ages, creation, publisher,
+    /// title key, categories, rights windows and schedule.
+    func sameFilters(_ book: CatalogBook) -> Bool {
+        let id = book.id
+        guard ageMin[id] == UInt8(clamping: book.ageMin), ageMax[id] == UInt8(clamping: book.ageMax), createdAt[id] == book.createdAt,
+              publisher[id] == (book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1),
+              titleKeys[id].elementsEqual(book.titleKey),
+              bookCategories[id].elementsEqual(book.categoryIDs.map { Int32(truncatingIfNeeded: $0) }) else { return false }
+        var windows: [Int64] = []
+        for window in book.rights {
+            guard let rule = ruleNumbers[window.rule] else { return false }   // a rule not in use yet: a change
+            windows += [window.start, window.end ?? Int64.max, Int64(rule)]
+        }
+        guard rights[id].elementsEqual(windows) else { return false }
+        let scheduled = book.liveFrom != nil || book.liveUntil != nil
+        guard let kept = schedule[id] else { return !scheduled }
+        return scheduled && kept.from == (book.liveFrom ?? Int64.min) && kept.until == (book.liveUntil ?? Int64.max)
+    }
+
+    /// Whether `book` shows what the indexed book shows in a search's meta: its title, author
+    /// and language (highlights) and its translations.
+    func sameShown(_ book: CatalogBook) -> Bool {
+        let shown = displayFields(book.id), bytes = book.json[...]
+        func value(_ needle: ByteSearch.Needle) -> String { Self.stringValue(needle: needle, in: bytes) ?? "" }
+        guard shown.title == value(Self.titleNeedle), shown.author == value(Self.authorNeedle), shown.language == value(Self.languageNeedle) else { return false }
+        var translated: [String: [UInt8]] = [:]
+        for translation in book.translations where translation.locale != book.language && (translation.title != nil || translation.description != nil) {
+            translated[translation.locale] = (translation.title ?? Self.null) + (translation.description ?? Self.null)
+        }
+        for (locale, arena) in localized where !arena[book.id].elementsEqual(translated[locale] ?? []) { return false }
+        return translated.keys.allSatisfy { localized[$0] != nil }
+    }
+}

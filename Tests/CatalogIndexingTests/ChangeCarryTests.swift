@@ -1,0 +1,111 @@
+import Core
+import CatalogIndexing
+import Testing
+
+/// A change's carry (`CatalogIndex.carry(changing:removing:)`) keeps only answers that are still
+/// right: every answer it keeps equals one computed fresh after the change, in the whole catalog
+/// and in children's scopes, and a search's shows the same titles and authors (its highlights); the
+/// common words' sets it keeps (`WordSetCache.carry`) give the answers computed without them.
+@Suite("Change carry")
+struct ChangeCarryTests {
+    typealias Base = CatalogIndexTests
+
+    /// A book whose JSON shows a title, an author and a language (what highlights read), whose
+    /// title words are its title lexemes and whose description words are weight-4 lexemes.
+    static func book(_ id: Int, title: [String], author: String, description: [String], cover: Int, from base: CatalogBook) -> CatalogBook {
+        var lexemes: [String: UInt8] = [:]
+        for word in title { lexemes[word, default: 0] |= CatalogBook.title }
+        lexemes[author, default: 0] |= CatalogBook.author
+        for word in description { lexemes[word, default: 0] |= CatalogBook.description }
+        let head = Array(#"{"author":"\#(author)","cover":\#(cover),"id":\#(id),"language":"en","rights_available":"#.utf8)
+        var book = base
+        book.lexemes = lexemes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        book.json = head + Array(#","title":"\#(title.joined(separator: " "))"}"#.utf8)
+        book.rightsOffset = head.count
+        book.titleKey = Array(title.joined(separator: " ").utf8)
+        return book
+    }
+
+    enum Change: CaseIterable { case same, cover, description, title, author, ages, category, rights, translation, removal }
+
+    @Test("kept answers equal fresh ones after 400 changes of every kind × 150 queries in 3 scopes; a change of nothing an answer reads keeps them all")
+    func carriedAnswersAreRight() {
+        var rng = Base.RNG(state: 41)
+        let pool = Base.common + Base.rare
+        func words(_ n: ClosedRange<Int>) -> [String] { (0..<Int.random(in: n, using: &rng)).map { _ in pool.randomElement(using: &rng)! } }
+        var books: [Int: CatalogBook] = [:]
+        var shape: [Int: (title: [String], author: String, description: [String], cover: Int)] = [:]
+        for id in 1...1_500 {
+            shape[id] = (words(1...3), pool.randomElement(using: &rng)!, words(0...4), 0)
+            books[id] = Self.book(id, title: shape[id]!.title, author: shape[id]!.author, description: shape[id]!.description, cover: 0, from: Base.randomBook(id, &rng))
+        }
+        var index = Base.bulk(books)
+        let scopes: [CatalogScope?] = [nil, CatalogScope(maxAge: 8, blockedCategories: [1]), CatalogScope(blockedPublishers: [2])]
+        let queries = (0..<150).map { _ in (Base.randomQuery(&rng), scopes.randomElement(using: &rng)!) }
+        func shown(_ answer: CatalogIndex.Answer, _ index: CatalogIndex) -> [String] {
+            answer.ids.map { let f = index.displayFields($0); return f.title + "|" + f.author + "|" + f.language }
+        }
+        var answers = queries.map { index.answer($0.0, scope: $0.1) }
+        var pages = answers.map { shown($0, index) }
+        let cache = WordSetCache()
+        var kept = 0, keptAll = 0, unchanged = 0
+        for version in 1...400 {
+            let id = Int.random(in: 1...1_550, using: &rng)
+            let change = Change.allCases.randomElement(using: &rng)!
+            var upserts: [CatalogBook] = [], removals: [Int] = []
+            if change == .removal || (books[id] == nil && Bool.random(using: &rng)) {
+                removals = [id]
+                books[id] = nil
+            } else {
+                var s = shape[id] ?? (words(1...3), pool.randomElement(using: &rng)!, words(0...4), 0)
+                var base = books[id] ?? Base.randomBook(id, &rng)
+                switch change {
+                case .same, .removal: break
+                case .cover: s.cover += 1
+                case .description: s.description = words(0...4)
+                case .title: s.title = words(1...3)
+                case .author: s.author = pool.randomElement(using: &rng)!
+                case .ages: base.ageMax = min(18, base.ageMin + Int.random(in: 0...6, using: &rng))
+                case .category: base.categoryIDs = [Int.random(in: 1...4, using: &rng)]
+                case .rights: base.rights = [.init(start: Int64.random(in: 0...100, using: &rng), end: nil)]
+                case .translation: base.translations = [.init(locale: "fr", title: Array(#""le \#(id)""#.utf8), description: nil)]
+                }
+                shape[id] = s
+                let book = Self.book(id, title: s.title, author: s.author, description: s.description, cover: s.cover, from: base)
+                books[id] = book
+                upserts = [book]
+            }
+            let carry = index.carry(changing: upserts, removing: removals)
+            if change == .same || change == .cover, books[id] != nil, upserts.count == 1, index.contains(id) {
+                #expect(carry.changesNothing, "\(change) of book \(id) changed something")
+                unchanged += 1
+            }
+            // Filled at the version before the change, carried to this one.
+            for (query, scope) in queries.prefix(40) {
+                _ = index.answer(query, expansions: index.expansions(query.words, synonyms: Synonyms()), scope: scope, cache: .init(cache, version: version - 1))
+            }
+            index.apply(upserts, removing: removals)
+            cache.carry(from: version - 1, to: version, touched: carry.lexemes, in: index)
+            var keptHere = 0
+            for (i, (query, scope)) in queries.enumerated() {
+                let fresh = index.answer(query, scope: scope)
+                let expansions = index.expansions(query.words, synonyms: Synonyms())
+                #expect(index.answer(query, expansions: expansions, scope: scope, cache: .init(cache, version: version)) == fresh, "a carried word set: \(query)")
+                if carry.affects(words: query.words) {
+                    answers[i] = fresh
+                    pages[i] = shown(fresh, index)
+                    continue
+                }
+                keptHere += 1
+                #expect(answers[i] == fresh, "\(change) of book \(id) kept a stale answer for \(query) in \(String(describing: scope))")
+                // A search's meta (highlights) is kept with its answer; a page without words shows
+                // the books as they are now (rendered per request).
+                if !query.words.isEmpty { #expect(pages[i] == shown(fresh, index), "\(change) of book \(id) kept stale titles for \(query)") }
+            }
+            kept += keptHere
+            if carry.changesNothing { keptAll += keptHere == queries.count ? 1 : 0 }
+        }
+        #expect(unchanged > 60 && keptAll >= unchanged, "unchanged books \(unchanged), changes keeping every answer \(keptAll)")
+        #expect(kept > 400 * 150 / 3, "kept \(kept) of \(400 * 150)")
+    }
+}
