@@ -37,16 +37,21 @@ extension CatalogIndex {
     /// Each expansion's lexemes: its alternatives looked up (a prefix: every lexeme it starts).
     func wordLexemes(_ expansions: [SearchExpansion]) -> [WordLexemes] {
         expansions.map { expansion in
-            var levels: [Int: Int] = [:]
-            func reach(_ lexeme: Int, _ level: Int) { if levels[lexeme].map({ $0 < level }) ?? true { levels[lexeme] = level } }
+            // Every (lexeme, level) reached, then sorted and each lexeme kept once at its best
+            // level (a short prefix reaches hundreds: no dictionary per word).
+            var reached: [(id: Int, level: Int)] = []
             for alternative in expansion.alternatives {
                 if alternative.prefix {
-                    forEachLexeme(startingWith: Array(alternative.text.utf8)) { reach($0, alternative.level) }
+                    forEachLexeme(startingWith: Array(alternative.text.utf8)) { reached.append((id: $0, level: alternative.level)) }
                 } else if let lexeme = lexemeID(alternative.text) {
-                    reach(Int(lexeme), alternative.level)
+                    reached.append((id: Int(lexeme), level: alternative.level))
                 }
             }
-            return WordLexemes(lexemes: levels.map { (id: $0.key, level: $0.value) }.sorted { $0.id < $1.id }, whole: lexemeID(expansion.word).map(Int.init))
+            reached.sort { $0.id != $1.id ? $0.id < $1.id : $0.level > $1.level }
+            var lexemes: [(id: Int, level: Int)] = []
+            lexemes.reserveCapacity(reached.count)
+            for lexeme in reached where lexemes.last?.id != lexeme.id { lexemes.append(lexeme) }
+            return WordLexemes(lexemes: lexemes, whole: lexemeID(expansion.word).map(Int.init))
         }
     }
 

@@ -13,6 +13,9 @@ struct LexemeBooks: Sendable {
     private(set) var count = 0
     /// Entries were appended out of order or removals are pending a `filter`.
     private var unsorted = false
+    /// The least and greatest id the list may hold (never narrower than the list: a removal
+    /// leaves it), kept inline so a run of blocks passes a rare lexeme by without reading its list.
+    private var low = Int.max, high = Int.min
 
     /// The density past which a list becomes bitsets.
     static func denseThreshold(capacity: Int) -> Int { max(4096, capacity / 16) }
@@ -27,6 +30,7 @@ struct LexemeBooks: Sendable {
             return
         }
         let entry = UInt32(id) << 3 | UInt32(weights & 7)
+        low = min(low, id); high = max(high, id)
         if append {
             if let last = list.last, last > entry { unsorted = true }
             list.append(entry)
@@ -52,11 +56,27 @@ struct LexemeBooks: Sendable {
         guard dense == nil, unsorted else { return }
         list.removeAll { removed.contains(Int($0 >> 3)) }
         unsorted = false
+        spanList()
+    }
+
+    /// `low` and `high` from the list as it is.
+    private mutating func spanList() {
+        if unsorted {
+            low = list.lazy.map { Int($0 >> 3) }.min() ?? .max; high = list.lazy.map { Int($0 >> 3) }.max() ?? .min
+        } else {
+            low = list.first.map { Int($0 >> 3) } ?? .max; high = list.last.map { Int($0 >> 3) } ?? .min
+        }
+    }
+
+    /// Whether the list may hold a book of `blocks`' id span (a dense lexeme: always).
+    @inline(__always) func mayHold(_ blocks: Blocks) -> Bool {
+        dense != nil || (high >= blocks.first << 6 && low < (blocks.first + blocks.slots.count) << 6)
     }
 
     /// Sorts what was appended and turns a list past the threshold into bitsets.
     mutating func finish(capacity: Int) {
         if unsorted { list.sort(); unsorted = false }
+        spanList()
         guard dense == nil, count > Self.denseThreshold(capacity: capacity) else { return }
         var sets = Dense()
         sets.title.reserve(capacity); sets.author.reserve(capacity); sets.description.reserve(capacity)
@@ -100,6 +120,7 @@ struct LexemeBooks: Sendable {
     /// each): title, title or author, then the level sets. `levels`: how many of the level sets
     /// (1, 2, 3) the match counts in — a literal match (3) in all three, a sound-alike (0) in none.
     func accumulate(into sets: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks, levels: Int) {
+        guard mayHold(blocks) else { return }
         let width = blocks.indices.count, levels = min(max(levels, 0), 3)   // five sets: never past the buffer
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
@@ -134,6 +155,7 @@ struct LexemeBooks: Sendable {
 
     /// ORs every book of the lexeme, whatever the field, into a compact set over `blocks`.
     func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks) {
+        guard mayHold(blocks) else { return }
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in
@@ -212,30 +234,9 @@ extension LexemeBooks {
         count = try reader.int()
         unsorted = try reader.bool()
         list = try reader.array()
+        spanList()
         if try reader.bool() {
             dense = Dense(title: try Bitset(snapshot: &reader), author: try Bitset(snapshot: &reader), description: try Bitset(snapshot: &reader))
         }
-    }
-}
-
-extension LexemeBooks {
-    /// How many books of `set` have this lexeme in their title or author.
-    func titleOrAuthorCount(in set: Bitset) -> Int {
-        if let dense {
-            var n = 0
-            set.words.withUnsafeBufferPointer { s in
-                dense.title.words.withUnsafeBufferPointer { t in
-                    dense.author.words.withUnsafeBufferPointer { a in
-                        for w in 0..<s.count where s[w] != 0 {
-                            n += (s[w] & ((w < t.count ? t[w] : 0) | (w < a.count ? a[w] : 0))).nonzeroBitCount
-                        }
-                    }
-                }
-            }
-            return n
-        }
-        var n = 0
-        for entry in list where entry & 3 != 0 && set.contains(Int(entry >> 3)) { n += 1 }
-        return n
     }
 }

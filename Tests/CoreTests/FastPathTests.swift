@@ -95,6 +95,22 @@ struct FastPathTests {
         #expect(SearchText.words("Élan VITAL, élan") == ["elan", "vital"])   // not ASCII: Foundation's path
     }
 
+    @Test("word forms: an expansion's forms (worked out with its stems) are the unfiltered `forms(of:)` a change is checked against (3,000 random words, with synonyms and irregular plurals)")
+    func expansionFormsAgree() {
+        var rng = SplitMix(seed: 53)
+        let synonyms = Synonyms([.init(words: "dragon, wyrm, drake", oneWay: false), .init(words: "kitty => cat", oneWay: true)])
+        let vocabulary = TypoVocabulary(["dragon", "dragons", "cat", "cats", "mice", "children", "running", "~en:run", "~fr:cheval"])
+        let pieces = ["dragon", "wyrm", "kitty", "mouse", "child", "run", "ning", "s", "es", "ies", "cheval", "aux", "niño", "x", "é"]
+        var withForms = 0
+        for _ in 0..<3_000 {
+            let word = (0..<rng.next(3) + 1).map { _ in pieces[rng.next(pieces.count)] }.joined()
+            let expansion = SearchExpansion(word, vocabulary: vocabulary, synonyms: synonyms)
+            #expect(expansion.forms == SearchExpansion.forms(of: word, synonyms: synonyms), "\(word)")
+            if expansion.forms.count > WordForms.languages.count { withForms += 1 }
+        }
+        #expect(withForms > 100, "\(withForms) words had irregular forms or synonyms")
+    }
+
     @Test("stems: every Snowball stemmer keeps the first letter of a word that begins with an ASCII one (20,000 random words × 7 languages) — the highlights stem only words that could match")
     func stemsKeepTheFirstLetter() {
         var rng = SplitMix(seed: 49)

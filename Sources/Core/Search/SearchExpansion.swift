@@ -28,6 +28,9 @@ public struct SearchExpansion: Sendable, Equatable {
     public private(set) var alternatives: [Alternative]
     /// Sound-alike words, used only when the other alternatives find nothing (`withSounds()`).
     public let sounds: [String]
+    /// `forms(of:)`: the word's forms and stem tokens in every language, unfiltered — what a
+    /// change of the catalog is checked against (made here, where the stems are worked out anyway).
+    public let forms: [String]
 
     public static let soundMinLength = 5
 
@@ -41,14 +44,16 @@ public struct SearchExpansion: Sendable, Equatable {
         let irregular = WordForms.irregular(word), related = synonyms.of(word)
         for form in irregular { add(form, level: 2, kind: .stem) }
         for form in related { add(form, level: 2, kind: .synonym) }
+        var forms = irregular + related
         for (form, kind) in [(word, Kind.stem)] + irregular.map({ ($0, Kind.stem) }) + related.map({ ($0, Kind.synonym) }) {
             for language in WordForms.languages {
-                guard let token = WordForms.token(form, language: language.code), vocabulary.hasStemToken(token) else { continue }
-                add(token, level: 2, kind: kind)
+                guard let token = WordForms.token(form, language: language.code) else { continue }
+                forms.append(token)
+                if vocabulary.hasStemToken(token) { add(token, level: 2, kind: kind) }
             }
         }
+        self.forms = forms
         let typos = vocabulary.alternatives(for: word)
-        // (`forms(of:)` lists the same forms and stem tokens, unfiltered.)
         for typo in typos { add(typo, prefix: true, level: 1, kind: .typo) }
         alternatives = result
         sounds = word.count >= Self.soundMinLength
@@ -85,6 +90,7 @@ public struct SearchExpansion: Sendable, Equatable {
 
     /// Every whole word or stem token `word` could match as a form, whether or not a book holds
     /// it now: what a change to the catalog must be checked against (`MemoCarry`).
+    /// (`SearchExpansion.forms` holds the same for an expanded word.)
     public static func forms(of word: String, synonyms: Synonyms) -> [String] {
         let others = WordForms.irregular(word) + synonyms.of(word)
         return others + ([word] + others).flatMap { form in WordForms.languages.compactMap { WordForms.token(form, language: $0.code) } }

@@ -33,9 +33,10 @@ extension CatalogEngine {
     }
 
     /// The memo's answer for `key` at `version`, computing and keeping it when absent.
-    /// Kept with each answer: its words' forms and stem tokens under `synonyms`, against which a
-    /// change is checked (`MemoCarry`; a change of synonyms drops the memo).
-    func memoized(_ key: String, words: [String], synonyms: Synonyms, version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+    /// Kept with each answer: its words' forms and stem tokens (`SearchExpansion.forms`, one
+    /// list per word), against which a change is checked (`MemoCarry`; a change of synonyms drops
+    /// the memo).
+    func memoized(_ key: String, words: [String], forms: [[String]], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
         let known = memo.withLockedValue { $0.version == version ? $0.answer(key) : nil }
         if let known { return known }
         let answer = compute()
@@ -45,7 +46,7 @@ extension CatalogEngine {
                 memo.version = version
                 memo.removeAll()
             }
-            memo.keep((answer, words, words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }), key)
+            memo.keep((answer, words, forms), key)
         }
         return answer
     }
