@@ -46,16 +46,19 @@ extension CatalogIndex {
         guard ageMin[id] == UInt8(clamping: book.ageMin), ageMax[id] == UInt8(clamping: book.ageMax), createdAt[id] == book.createdAt,
               publisher[id] == (book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1),
               titleKeys[id].elementsEqual(book.titleKey),
-              bookCategories[id].elementsEqual(book.categoryIDs.map { Int32(truncatingIfNeeded: $0) }) else { return false }
-        var windows: [Int64] = []
+              // As sets: the loader lists a book's categories and windows in no fixed order.
+              bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted() else { return false }
+        var windows: [[Int64]] = []
         for window in book.rights {
             guard let rule = ruleNumbers[window.rule] else { return false }   // a rule not in use yet: a change
-            windows += [window.start, window.end ?? Int64.max, Int64(rule)]
+            windows.append([window.start, window.end ?? Int64.max, Int64(rule)])
         }
-        guard rights[id].elementsEqual(windows) else { return false }
+        let kept = rights[id]
+        let stored = stride(from: kept.startIndex, to: kept.endIndex, by: 3).map { Array(kept[$0..<min($0 + 3, kept.endIndex)]) }
+        guard stored.count == windows.count, stored.sorted(by: { $0.lexicographicallyPrecedes($1) }) == windows.sorted(by: { $0.lexicographicallyPrecedes($1) }) else { return false }
         let scheduled = book.liveFrom != nil || book.liveUntil != nil
-        guard let kept = schedule[id] else { return !scheduled }
-        return scheduled && kept.from == (book.liveFrom ?? Int64.min) && kept.until == (book.liveUntil ?? Int64.max)
+        guard let live = schedule[id] else { return !scheduled }
+        return scheduled && live.from == (book.liveFrom ?? Int64.min) && live.until == (book.liveUntil ?? Int64.max)
     }
 
     /// Whether `book` shows what the indexed book shows in a search's meta: its title, author

@@ -68,8 +68,8 @@ public final class WordSetCache: Sendable {
     public func carry(from: Int, to: Int, touched lexemes: some Sequence<String>, in index: CatalogIndex) {
         let touched = lexemes.compactMap { index.lexemeID($0).map(Int.init) }.sorted()
         state.withLock { state in
-            guard state.version == from, to > from else { return }
-            state.version = to
+            guard state.version == from, to >= from else { return }
+            state.version = to   // (the same version: a change applied at a version already reached, the sets still filtered)
             guard !touched.isEmpty else { return }
             func stays(_ key: Key) -> Bool {
                 // Each touched lexeme looked for in the key's (sorted, often long) list.

@@ -26,9 +26,9 @@ struct ChangeCarryTests {
         return book
     }
 
-    enum Change: CaseIterable { case same, cover, description, title, author, ages, category, rights, translation, removal }
+    enum Change: CaseIterable { case same, cover, description, weight, title, author, ages, youngest, created, publisher, category, rights, translation, removal }
 
-    @Test("kept answers equal fresh ones after 400 changes of every kind × 150 queries in 3 scopes; a change of nothing an answer reads keeps them all")
+    @Test("kept answers equal fresh ones after 400 changes of 14 kinds × 150 queries in 3 scopes; a change of nothing an answer reads keeps them all")
     func carriedAnswersAreRight() {
         var rng = Base.RNG(state: 41)
         let pool = Base.common + Base.rare
@@ -63,12 +63,16 @@ struct ChangeCarryTests {
                 case .same, .removal: break
                 case .cover: s.cover += 1
                 case .description: s.description = words(0...4)
+                case .weight: s.description.append(s.title[0])   // a title word also in the description: its fields change
+                case .youngest: base.ageMin = Int.random(in: 0...base.ageMax, using: &rng)
+                case .created: base.createdAt = Int64.random(in: 0...50, using: &rng)
+                case .publisher: base.publisherID = Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng)
                 case .title: s.title = words(1...3)
                 case .author: s.author = pool.randomElement(using: &rng)!
                 case .ages: base.ageMax = min(18, base.ageMin + Int.random(in: 0...6, using: &rng))
                 case .category: base.categoryIDs = [Int.random(in: 1...4, using: &rng)]
                 case .rights: base.rights = [.init(start: Int64.random(in: 0...100, using: &rng), end: nil)]
-                case .translation: base.translations = [.init(locale: "fr", title: Array(#""le \#(id)""#.utf8), description: nil)]
+                case .translation: base.translations = [.init(locale: "fr", title: Array(#""le \#(pool.randomElement(using: &rng)!)""#.utf8), description: nil)]
                 }
                 shape[id] = s
                 let book = Self.book(id, title: s.title, author: s.author, description: s.description, cover: s.cover, from: base)
@@ -105,7 +109,7 @@ struct ChangeCarryTests {
             kept += keptHere
             if carry.changesNothing { keptAll += keptHere == queries.count ? 1 : 0 }
         }
-        #expect(unchanged > 60 && keptAll >= unchanged, "unchanged books \(unchanged), changes keeping every answer \(keptAll)")
+        #expect(unchanged > 30 && keptAll >= unchanged, "unchanged books \(unchanged), changes keeping every answer \(keptAll)")
         #expect(kept > 400 * 150 / 3, "kept \(kept) of \(400 * 150)")
     }
 }

@@ -114,11 +114,12 @@ extension CatalogEngine {
     /// change touched one of its lexemes (`WordSetCache.carry`), a scope's books and a country's
     /// verdict stay unless a book's filters changed or a book came or went (`MemoCarry.browsing`).
     private func carrySets(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) {
-        guard let carry else { return }
+        guard let carry else { return scopeSets.withLockedValue { $0 = ScopeBooks() } }
         wordSets.carry(from: from, to: to, touched: carry.lexemes, in: index)
-        guard !carry.browsing else { return }
         scopeSets.withLockedValue { kept in
-            if kept.version == from { kept.version = to }
+            // Emptied, not left to the version: a change applied at a version already reached
+            // (a build racing a catch-up) must not leave sets it touched.
+            if carry.browsing { kept = ScopeBooks() } else if kept.version == from { kept.version = to }
         }
     }
 }
