@@ -215,6 +215,22 @@ struct CatalogEngineTests {
         }
     }
 
+    @Test("a problem document written by hand is the one the app's encoder writes, byte for byte (sorted keys, unescaped slashes), with and without a field")
+    func problemDocument() throws {
+        struct Body: Encodable { let type: String; let title: String; let status: Int; let detail: String; let code: String; let field: String? }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let problems = [Problem.notFound("No such book."), Problem.parentOnly, Problem.unauthorized,
+                        Problem(status: .unprocessableEntity, code: "invalid_field", detail: "Say \"é\" / 你好 \\ again.\n", field: "name")]
+        for problem in problems {
+            let body = try #require(problem.response().body.buffer)
+            let expected = try encoder.encode(Body(type: "https://storytime.example/problems/" + problem.code.replacingOccurrences(of: "_", with: "-"),
+                                                   title: problem.status.reasonPhrase, status: Int(problem.status.code), detail: problem.detail,
+                                                   code: problem.code, field: problem.field))
+            #expect(Array(body.readableBytesView) == Array(expected), "\(String(decoding: expected, as: UTF8.self))")
+        }
+    }
+
     @Test("the build's binary decoding of tsvector and timestamptz agrees with ts_filter and extract(epoch) for 300 random rows", .app)
     func binaryFormats() async throws {
         let app = try app()
