@@ -8,10 +8,9 @@ extension CatalogEngine {
     /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
     struct AnswerMemo {
         typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]])
-        /// Answers per generation: three times the 4,096 of the first engine, so that the answers
-        /// in use by parents and by a few scopes of children (each scope its own answers) stay
-        /// through writes (an entry is ~0.7 KB: ~17 MB for both generations full).
-        static let limit = 12_288
+        /// Answers per generation. (Three times as many was measured slower under writes: the
+        /// carry visits every kept answer under the index's write lock.)
+        static let limit = 4096
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]

@@ -12,9 +12,8 @@ struct SearchMemo {
     /// Entries per generation (all three kinds together): past it, the current generation
     /// becomes the previous one and the previous one is dropped — one-off searches pass through
     /// without emptying what is in use (a looked-up entry of the previous generation is kept
-    /// again in the current one). Three times the first engine's 8,192, with the answers: a
-    /// page's meta (~1.7 KB with 20 books' highlights) is kept per answer.
-    static let limit = 24_576
+    /// again in the current one).
+    static let limit = 8192
     var version = -1
     var synonyms = Synonyms()
     var expansions = Generations<[SearchExpansion]>()
