@@ -28,7 +28,7 @@ child_devices_setup() {
 child_device_mix() {
     local unscoped=$1
     child_devices_setup
-    pgbench -n -c 1 -R 10 -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes) "$db" > "$work/writer.txt" 2>&1 &
+    pgbench -n -c 1 -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes 10) "$db" > "$work/writer.txt" 2>&1 &
     local writer=$!
     (
         end=$((SECONDS + duration))

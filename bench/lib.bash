@@ -81,12 +81,13 @@ mixed_paths() {
     SUGGEST=1 python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/suggest.txt"
 }
 
-# content_writes: pgbench's arguments for the rows "with writes": each time one of a title edited,
-# a book taken down and put back, a book moved to another category, a rights window's end moved
-# (bench/writes/*.sql), on a random book of the $n. Real changes of what answers read: a write
-# that changes nothing a list shows (a touch of updated_at) keeps every kept answer.
+# content_writes RATE: pgbench's arguments for RATE catalog changes a second: each time one of a
+# title edited, a book taken down, a book put in one more category, a book's rights narrowed to
+# exclude a country — and undone in the next commit (bench/writes/*.sql: two changes a script, so
+# the bench database is left as it was), on a random book of the $n. Real changes of what answers
+# read: a write that changes nothing a list shows (a touch of updated_at) keeps every kept answer.
 content_writes() {
-    echo "-D books=$n -f bench/writes/title.sql -f bench/writes/status.sql -f bench/writes/category.sql -f bench/writes/rights.sql"
+    echo "-R $(python3 -c "print($1 / 2)") -D books=$n -f bench/writes/title.sql -f bench/writes/status.sql -f bench/writes/category.sql -f bench/writes/rights.sql"
 }
 
 # As-you-type suggestions (/catalog/suggest, ~2,000 distinct prefixes of 1-8 letters, a fifth

@@ -161,7 +161,7 @@ for n in $sizes; do
     for writes in 0 1 10; do
         writer=
         if [ "$writes" != 0 ]; then
-            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes) "$db" > "$work/writer.txt" 2>&1 &
+            pgbench -n -c 1 -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes "$writes") "$db" > "$work/writer.txt" 2>&1 &
             writer=$!
         fi
         PATHS="$work/paths.txt" TOKEN="$token" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true

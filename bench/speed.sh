@@ -47,7 +47,7 @@ speed_mix() {
         IFS='|' read -r name file tokens writes role <<<"$entry"
         writer=
         if [ "$writes" != 0 ]; then
-            pgbench -n -c 1 -R "$writes" -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes) "$db" > "$work/writer.txt" 2>&1 &
+            pgbench -n -c 1 -T $((duration + 2)) -h 127.0.0.1 -p "$port" -U postgres $(content_writes "$writes") "$db" > "$work/writer.txt" 2>&1 &
             writer=$!
         fi
         local tokens_file=""

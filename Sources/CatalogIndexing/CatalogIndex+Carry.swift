@@ -40,7 +40,7 @@ extension CatalogIndex {
     }
 
     /// Whether `book` has the indexed book's filters and sort keys: ages, creation, publisher,
-    /// title key, categories, rights windows and schedule.
+    /// title key, categories, its rights windows' territory rules and schedule.
     func sameFilters(_ book: CatalogBook) -> Bool {
         let id = book.id
         guard ageMin[id] == UInt8(clamping: book.ageMin), ageMax[id] == UInt8(clamping: book.ageMax), createdAt[id] == book.createdAt,
@@ -48,14 +48,15 @@ extension CatalogIndex {
               titleKeys[id].elementsEqual(book.titleKey),
               // As sets: the loader lists a book's categories and windows in no fixed order.
               bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted() else { return false }
-        var windows: [[Int64]] = []
+        // Rights windows: only their territory rules reach an answer (a country's catalog); their
+        // times are rendered per request (`rights_available`), so an end date moved changes no answer.
+        var rules: [Int64] = []
         for window in book.rights {
             guard let rule = ruleNumbers[window.rule] else { return false }   // a rule not in use yet: a change
-            windows.append([window.start, window.end ?? Int64.max, Int64(rule)])
+            rules.append(Int64(rule))
         }
         let kept = rights[id]
-        let stored = stride(from: kept.startIndex, to: kept.endIndex, by: 3).map { Array(kept[$0..<min($0 + 3, kept.endIndex)]) }
-        guard stored.count == windows.count, stored.sorted(by: { $0.lexicographicallyPrecedes($1) }) == windows.sorted(by: { $0.lexicographicallyPrecedes($1) }) else { return false }
+        guard stride(from: kept.startIndex + 2, to: kept.endIndex, by: 3).map({ kept[$0] }).sorted() == rules.sorted() else { return false }
         let scheduled = book.liveFrom != nil || book.liveUntil != nil
         guard let live = schedule[id] else { return !scheduled }
         return scheduled && live.from == (book.liveFrom ?? Int64.min) && live.until == (book.liveUntil ?? Int64.max)

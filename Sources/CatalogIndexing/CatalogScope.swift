@@ -67,16 +67,18 @@ extension CatalogIndex {
         return set
     }
 
-    /// Scheduled books out of the catalog at `now`, and the next instant that changes (Int64.max:
-    /// none ahead). Nil set: every active book is live.
-    public func offline(at now: Int64) -> (books: Bitset?, until: Int64) {
-        var out = Bitset(capacity: 0), next = Int64.max, any = false
+    /// Scheduled books out of the catalog at `now`, the last schedule instant passed at or before
+    /// it (Int64.min: none) and the next instant that changes (Int64.max: none ahead). The set
+    /// is the same at every instant from `since` until `until`. Nil set: every active book is live.
+    public func offline(at now: Int64) -> (books: Bitset?, since: Int64, until: Int64) {
+        var out = Bitset(capacity: 0), last = Int64.min, next = Int64.max, any = false
         for (id, window) in schedule {
-            if now < window.from { out.insert(id); any = true; next = min(next, window.from) }
-            else if now >= window.until { out.insert(id); any = true }
+            if now < window.from { out.insert(id); any = true; next = min(next, window.from); continue }
+            last = max(last, window.from)
+            if now >= window.until { out.insert(id); any = true; last = max(last, window.until) }
             else if window.until != Int64.max { next = min(next, window.until) }
         }
-        return (any ? out : nil, next)
+        return (any ? out : nil, last, next)
     }
 
     /// Whether an active book is live at `now` (its schedule allows it).

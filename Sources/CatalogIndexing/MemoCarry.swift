@@ -7,8 +7,9 @@ import Core
 /// of its query could match any lexeme of a changed book, before or after the change. "Could
 /// match" over-approximates the index's rule (prefix; one edit anywhere for words of
 /// `SearchText.typoMinLength` letters or more), so it never keeps an answer that changed.
-/// Answers without search words (browsing) are dropped when a changed book's filters or sort
-/// keys changed (`browsing`); a change that only alters words (a description) leaves them.
+/// Answers without search words (browsing) are dropped when a book came or went or a changed
+/// book's filters or sort keys changed (`browsing`); a change that only alters words (a
+/// description) leaves them.
 ///
 /// `CatalogIndex.carry(changing:removing:)` builds the carry from what each book's change
 /// actually alters: nothing for a book whose indexed record is the same (a cover, a video, a

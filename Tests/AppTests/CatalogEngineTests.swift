@@ -221,7 +221,8 @@ struct CatalogEngineTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let problems = [Problem.notFound("No such book."), Problem.parentOnly, Problem.unauthorized,
-                        Problem(status: .unprocessableEntity, code: "invalid_field", detail: "Say \"é\" / 你好 \\ again.\n", field: "name")]
+                        Problem(status: .unprocessableEntity, code: "invalid_field", detail: "Say \"é\" / 你好 \\ again.\n", field: "name"),
+                        Problem(status: .badRequest, code: "invalid_body", detail: "controls \u{0}\u{1}\u{8}\u{9}\u{C}\u{D}\u{1F}\u{7F}\u{2028} </script>", field: "schedule.\u{8}")]
         for problem in problems {
             let body = try #require(problem.response().body.buffer)
             let expected = try encoder.encode(Body(type: "https://storytime.example/problems/" + problem.code.replacingOccurrences(of: "_", with: "-"),

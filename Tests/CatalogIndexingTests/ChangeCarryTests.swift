@@ -26,9 +26,9 @@ struct ChangeCarryTests {
         return book
     }
 
-    enum Change: CaseIterable { case same, cover, description, weight, title, author, ages, youngest, created, publisher, category, rights, translation, removal }
+    enum Change: CaseIterable { case same, cover, description, weight, title, author, ages, youngest, created, publisher, category, rights, territory, translation, removal }
 
-    @Test("kept answers equal fresh ones after 400 changes of 14 kinds × 150 queries in 3 scopes; a change of nothing an answer reads keeps them all")
+    @Test("kept answers equal fresh ones after 400 changes of 15 kinds × 150 queries in 4 scopes (one a country's catalog); a change of nothing an answer reads keeps them all")
     func carriedAnswersAreRight() {
         var rng = Base.RNG(state: 41)
         let pool = Base.common + Base.rare
@@ -40,7 +40,7 @@ struct ChangeCarryTests {
             books[id] = Self.book(id, title: shape[id]!.title, author: shape[id]!.author, description: shape[id]!.description, cover: 0, from: Base.randomBook(id, &rng))
         }
         var index = Base.bulk(books)
-        let scopes: [CatalogScope?] = [nil, CatalogScope(maxAge: 8, blockedCategories: [1]), CatalogScope(blockedPublishers: [2])]
+        let scopes: [CatalogScope?] = [nil, CatalogScope(maxAge: 8, blockedCategories: [1]), CatalogScope(blockedPublishers: [2]), CatalogScope(country: "JP")]
         let queries = (0..<150).map { _ in (Base.randomQuery(&rng), scopes.randomElement(using: &rng)!) }
         func shown(_ answer: CatalogIndex.Answer, _ index: CatalogIndex) -> [String] {
             answer.ids.map { let f = index.displayFields($0); return f.title + "|" + f.author + "|" + f.language }
@@ -72,6 +72,8 @@ struct ChangeCarryTests {
                 case .ages: base.ageMax = min(18, base.ageMin + Int.random(in: 0...6, using: &rng))
                 case .category: base.categoryIDs = [Int.random(in: 1...4, using: &rng)]
                 case .rights: base.rights = [.init(start: Int64.random(in: 0...100, using: &rng), end: nil)]
+                case .territory:   // licensed everywhere but Japan, or back to everywhere
+                    base.rights = [.init(start: 0, end: nil, rule: Bool.random(using: &rng) ? TerritoryRule(territories: [], excluded: ["JP"]) : .worldwide)]
                 case .translation: base.translations = [.init(locale: "fr", title: Array(#""le \#(pool.randomElement(using: &rng)!)""#.utf8), description: nil)]
                 }
                 shape[id] = s

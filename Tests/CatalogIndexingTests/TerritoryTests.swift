@@ -48,10 +48,15 @@ struct IndexTerritoryTests {
             }
             let now = Int64.random(in: 0...200, using: &rng)
             let offline = Set(books.values.filter { ($0.liveFrom.map { now < $0 } ?? false) || ($0.liveUntil.map { now >= $0 } ?? false) }.map(\.id))
-            let (set, until) = index.offline(at: now)
+            let (set, since, until) = index.offline(at: now)
             #expect(Set(set?.members ?? []) == offline, "step \(step) at \(now)")
             let bounds = books.values.flatMap { [$0.liveFrom, $0.liveUntil].compactMap { $0 } }.filter { $0 > now }
             #expect(until == (bounds.min() ?? Int64.max), "step \(step)")
+            let passed = books.values.flatMap { [$0.liveFrom, $0.liveUntil].compactMap { $0 } }.filter { $0 <= now }
+            #expect(since == (passed.max() ?? Int64.min), "step \(step)")
+            // The same set at every instant from `since` until `until` (the key answers are kept under).
+            if since > Int64.min { #expect(Set(index.offline(at: since).books?.members ?? []) == offline, "step \(step) at \(since)") }
+            if until < Int64.max { #expect(Set(index.offline(at: until - 1).books?.members ?? []) == offline, "step \(step) before \(until)") }
         }
     }
 }

@@ -1,5 +1,5 @@
--- A rights window's end moved: an open window gets an end five years out, or loses it again
--- (windows already ending within four years are left as they are).
+-- A book's worldwide rights windows narrowed (Japan excluded), then widened again (two commits:
+-- the country catalogs change; the bench database is left as it was).
 \set id random(1, :books)
-UPDATE rights_windows SET ends_at = CASE WHEN ends_at IS NULL THEN now() + interval '5 years' ELSE NULL END
- WHERE book_id = :id AND (ends_at IS NULL OR ends_at > now() + interval '4 years');
+UPDATE rights_windows SET exclude_territories = '{JP}' WHERE book_id = :id AND territories = '{}' AND exclude_territories = '{}';
+UPDATE rights_windows SET exclude_territories = '{}' WHERE book_id = :id AND territories = '{}' AND exclude_territories = '{JP}';

@@ -1,3 +1,5 @@
--- A title edited: " (Revised)" added, or taken off again (the book's title words and sort key change).
+-- A title edited and edited back: " (Revised)" added, then taken off (two commits: the book's
+-- title words and sort key change twice; the bench database is left as it was).
 \set id random(1, :books)
-UPDATE books SET title = CASE WHEN title LIKE '% (Revised)' THEN left(title, -10) ELSE title || ' (Revised)' END WHERE id = :id;
+UPDATE books SET title = title || ' (Revised)' WHERE id = :id AND title NOT LIKE '% (Revised)';
+UPDATE books SET title = left(title, -10) WHERE id = :id AND title LIKE '% (Revised)';

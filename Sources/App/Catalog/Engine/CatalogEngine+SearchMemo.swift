@@ -5,9 +5,9 @@ import NIOConcurrencyHelpers
 
 /// What a search adds to its answer, kept per index version like the answers themselves: the
 /// expansion of each search word (typo walk, stems, the sound-alike check), and for answers no scope narrows,
-/// the rendered `did_you_mean` and `highlights` and the suggestions. A new version (any change,
-/// synonyms included) empties it; answers computed with other synonyms than the kept ones are not
-/// kept.
+/// the rendered `did_you_mean` and `highlights` and the suggestions. A new version keeps what the
+/// change could not reach (`carryMemo`); a change of synonyms empties it, and answers computed
+/// with other synonyms than the kept ones are not kept.
 struct SearchMemo {
     /// Entries per generation (all three kinds together): past it, the current generation
     /// becomes the previous one and the previous one is dropped — one-off searches pass through

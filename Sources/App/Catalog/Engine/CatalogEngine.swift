@@ -214,9 +214,12 @@ final class CatalogEngine: @unchecked Sendable {
         }) {
             return (known.offline, known.offline == nil ? "" : "\u{1}o=\(known.from)")
         }
-        let (offline, until) = index.offline(at: now)
-        scheduleState.withLockedValue { $0 = ScheduleState(changes: changes, version: version, from: now, until: until, offline: offline) }
-        return (offline, offline == nil ? "" : "\u{1}o=\(now)")
+        // Named by the last schedule instant passed, not by `now`: after a change the same state
+        // has the same name, so the answers the change carried are found again (a change to a
+        // book's schedule is a change of its filters: the carry drops what it could reach).
+        let (offline, since, until) = index.offline(at: now)
+        scheduleState.withLockedValue { $0 = ScheduleState(changes: changes, version: version, from: since, until: until, offline: offline) }
+        return (offline, offline == nil ? "" : "\u{1}o=\(since)")
     }
 
     /// `{"data": book}` for an active book `scope` leaves visible, nil otherwise.
