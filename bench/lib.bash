@@ -83,8 +83,9 @@ mixed_paths() {
 
 # content_writes RATE: pgbench's arguments for RATE catalog changes a second: each time one of a
 # title edited, a book taken down, a book put in one more category, a book's rights narrowed to
-# exclude a country — and undone in the next commit (bench/writes/*.sql: two changes a script, so
-# the bench database is left as it was), on a random book of the $n. Real changes of what answers
+# exclude a country — and undone a tenth of a second later (bench/writes/*.sql: two changes a
+# script, each read by the engine on its own — an undo in the same breath would be no change at
+# all — and the bench database is left as it was), on a random book of the $n. Real changes of what answers
 # read: a write that changes nothing a list shows (a touch of updated_at) keeps every kept answer.
 content_writes() {
     echo "-R $(python3 -c "print($1 / 2)") -D books=$n -f bench/writes/title.sql -f bench/writes/status.sql -f bench/writes/category.sql -f bench/writes/rights.sql"

@@ -7,4 +7,6 @@ WITH pick AS (SELECT c.id FROM categories c
                ORDER BY random() LIMIT 1),
      added AS (INSERT INTO book_categories (book_id, category_id) SELECT :id, id FROM pick RETURNING category_id)
 SELECT COALESCE((SELECT category_id FROM added), 0) AS added \gset
+-- (The undo a tenth of a second later: every instance reads the change before it is undone.)
+\sleep 100 ms
 DELETE FROM book_categories WHERE book_id = :id AND category_id = :added;
