@@ -96,10 +96,14 @@ extension CatalogEngine {
                 memo = SearchMemo(version: to, synonyms: memo.synonyms)
                 return
             }
+            // A word's forms come with its kept expansion (made with the memo's synonyms), not from
+            // the seven stemmers again under the write lock.
             let synonyms = memo.synonyms
-            memo.expansions.filter { key in
-                !key.split(separator: " ").contains { word in
-                    verdicts[String(word)] ?? carry.mayMatch(String(word), forms: SearchExpansion.forms(of: String(word), synonyms: synonyms))
+            memo.expansions.filter { key, expansions in
+                let words = key.split(separator: " ").map(String.init)
+                return !words.indices.contains { i in
+                    let forms = expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: synonyms)
+                    return verdicts[words[i]] ?? carry.mayMatch(words[i], forms: forms)
                 }
             }
             memo.meta.filter { keptAnswers(String($0.prefix { $0 != "\u{3}" })) }   // less its locales

@@ -34,8 +34,13 @@ struct SearchMemo {
         /// carries the memo under the index's write lock: rebuilding both dictionaries held every
         /// reader for milliseconds).
         mutating func filter(_ keep: (String) -> Bool) {
-            current.removeAll { !keep($0) }
-            previous.removeAll { !keep($0) }
+            filter { key, _ in keep(key) }
+        }
+
+        /// `filter(_:)` with each entry's value.
+        mutating func filter(_ keep: (String, Value) -> Bool) {
+            current.removeAll { !keep($0, $1) }
+            previous.removeAll { !keep($0, $1) }
         }
 
         mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
@@ -83,9 +88,9 @@ extension CatalogEngine {
 }
 
 extension Dictionary where Key == String {
-    /// Removes the entries whose key `drop` names, in place (no new dictionary when few go).
-    mutating func removeAll(where drop: (String) -> Bool) {
-        let gone = keys.filter(drop)
+    /// Removes the entries `drop` names, in place (no new dictionary when few go).
+    mutating func removeAll(where drop: (String, Value) -> Bool) {
+        let gone = compactMap { drop($0.key, $0.value) ? $0.key : nil }
         for key in gone { removeValue(forKey: key) }
     }
 }
