@@ -1,4 +1,5 @@
 @testable import App
+import Core
 import Foundation
 import SQLKit
 import Testing
@@ -11,6 +12,38 @@ import VaporTesting
 /// what it kept through the change — exactly as the SQL path answers them.
 @Suite("Engine carry")
 struct EngineCarryTests {
+    @Test("an answer, expansion or highlight computed while a change is planned (at the old version, unchecked) is not kept through it", .app)
+    func computedWhilePlanning() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let parent = try await app.makeParent()
+        let owl = try await app.makeBook("Owl Moon")
+        try await app.makeBook("Owl Babies")
+        try await app.makeBook("Bear Snores")
+        try await engine.build(on: app.db)
+        func titles(_ query: String) async throws -> [String] {
+            try await app.get("/api/v1/catalog/books?\(query)", token: parent.token).dataArray.compactMap { $0["title"] as? String }.sorted()
+        }
+        // Kept before the change: an answer the change reaches (planned to go) and one it does not.
+        #expect(try await titles("q=bear") == ["Bear Snores"])
+        let queries = ["q=owl", "q=owl&age=4", "q=moo", ""]
+        engine.afterPlanning.withLockedValue {
+            $0 = { for query in queries { _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date()) } }
+        }
+        try await app.sql.raw("UPDATE books SET title = 'Cat Nap' WHERE id = \(bind: owl)").run()
+        #expect(try await titles("q=owl") == ["Owl Babies"])
+        #expect(try await titles("q=owl&age=4") == ["Owl Babies"])
+        #expect(try await titles("q=moo").isEmpty)
+        #expect(try await titles("q=cat") == ["Cat Nap"])
+        #expect(try await titles("").count == 3)
+        #expect(try await titles("q=bear") == ["Bear Snores"])
+        let page = try await app.get("/api/v1/catalog/books?q=owl", token: parent.token)
+        let highlights = (try page.json["meta"] as? [String: Any])?["highlights"] as? [Any]
+        let shown = try page.dataArray.count
+        #expect(highlights?.count == 1 && shown == 1)   // one per book shown
+        engine.afterPlanning.withLockedValue { $0 = nil }
+    }
+
     @Test("after 30 random changes of 10 kinds, 25 kept queries × the parent's catalog and a child's answer as the SQL does", .app)
     func keptThroughChanges() async throws {
         let app = try app()

@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// What a search adds to its answer, kept per index version like the answers themselves: the
 /// expansion of each search word (typo walk, stems, the sound-alike check), and for answers no scope narrows,
 /// the rendered `did_you_mean` and `highlights` and the suggestions. A new version keeps what the
-/// change could not reach (`carryMemo`); a change of synonyms empties it, and answers computed
+/// change could not reach (`CatalogEngine+Carry.swift`); a change of synonyms empties it, and answers computed
 /// with other synonyms than the kept ones are not kept.
 struct SearchMemo {
     /// Entries per generation (all three kinds together): past it, the current generation
@@ -26,24 +26,25 @@ struct SearchMemo {
     struct Generations<Value> {
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
+        /// The keys inserted since a change's carry was planned, while it is (`AnswerMemo.added`).
+        var added: [String]?
 
+        mutating func insert(_ value: Value, _ key: String) {
+            current[key] = value
+            added?.append(key)
+        }
 
         mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
 
-        /// Keeps only the entries `keep` accepts, in both generations — removed in place (a change
-        /// carries the memo under the index's write lock: rebuilding both dictionaries held every
-        /// reader for milliseconds).
-        mutating func filter(_ keep: (String) -> Bool) {
-            filter { key, _ in keep(key) }
-        }
+        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll(); added = nil }
 
-        /// `filter(_:)` with each entry's value.
-        mutating func filter(_ keep: (String, Value) -> Bool) {
-            current.removeAll { !keep($0, $1) }
-            previous.removeAll { !keep($0, $1) }
+        /// Removes `keys` from both generations.
+        mutating func remove(_ keys: some Sequence<String>) {
+            for key in keys {
+                current.removeValue(forKey: key)
+                previous.removeValue(forKey: key)
+            }
         }
-
-        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
     }
 
     mutating func adopt(version: Int, synonyms: Synonyms) -> Bool {
@@ -81,16 +82,8 @@ extension CatalogEngine {
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }
             memo.trim()
-            memo[keyPath: path].current[key] = value
+            memo[keyPath: path].insert(value, key)
         }
         return value
-    }
-}
-
-extension Dictionary where Key == String {
-    /// Removes the entries `drop` names, in place (no new dictionary when few go).
-    mutating func removeAll(where drop: (String, Value) -> Bool) {
-        let gone = compactMap { drop($0.key, $0.value) ? $0.key : nil }
-        for key in gone { removeValue(forKey: key) }
     }
 }

@@ -22,6 +22,10 @@ final class CatalogEngine: @unchecked Sendable {
     private var index = CatalogIndex()
     /// The catalog version `index` reflects (under `lock`).
     private var version = -1
+    /// The categories `index` was built or last changed with (names, slugs, translations, order;
+    /// under `lock`): a change that renames, adds or removes none reuses them instead of reading
+    /// them again. Nil after a snapshot load: read at the next change.
+    private var categoryInfos: [CatalogLoader.CategoryInfo]?
     private let status = NIOLockedValueBox(State.off)
     private let updater = Updater()
     /// Answers already computed at the index's current version (exact: an answer depends only on
@@ -39,6 +43,9 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Called once per change-log application (a metric).
     let onDelta: @Sendable () -> Void
+    /// Tests: called after a change's carry is planned and before the change is applied (a
+    /// request answered at the old version in between).
+    let afterPlanning = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     /// The database a build reads from on a connection of its own (`DATABASE_URL`), so a build is
     /// never queued behind requests for a pooled connection; nil: a pooled one (tests of the SQL).
     let buildURL: String?
@@ -72,12 +79,13 @@ final class CatalogEngine: @unchecked Sendable {
         begin(.building)
         let started = ContinuousClock.now
         do {
-            let (fresh, builtVersion) = try await withBuildConnection(database) { connection in
+            let (fresh, builtVersion, categories) = try await withBuildConnection(database) { connection in
                 try await self.load(on: connection)
             }
             lock.writing {
                 index = fresh
                 version = builtVersion
+                categoryInfos = categories
             }
             Self.returnFreedMemory()
             status.withLockedValue { $0 = .ready }
@@ -90,7 +98,7 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
-    private func load(on connection: PostgresConnection) async throws -> (CatalogIndex, Int) {
+    private func load(on connection: PostgresConnection) async throws -> (CatalogIndex, Int, [CatalogLoader.CategoryInfo]) {
         // One snapshot: the version and the books it describes.
         _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
@@ -105,7 +113,7 @@ final class CatalogEngine: @unchecked Sendable {
             try await CatalogLoader.allBooks(categories: categories, on: connection, logger: logger) { await indexer.add($0) }
             let fresh = await indexer.finish()
             _ = try await connection.query("COMMIT", logger: logger)
-            return (fresh, builtVersion)
+            return (fresh, builtVersion, categories)
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
@@ -118,6 +126,7 @@ final class CatalogEngine: @unchecked Sendable {
         lock.writing {
             index = loaded
             version = loadedVersion
+            categoryInfos = nil
             memo.withLockedValue { $0 = AnswerMemo(version: loadedVersion, answers: answers) }
         }
         Self.returnFreedMemory()
@@ -155,9 +164,11 @@ final class CatalogEngine: @unchecked Sendable {
         }
     }
 
-    /// Applies every change logged after this instance's version, up to the current one.
+    /// Applies every change logged after this instance's version, up to the current one: the
+    /// log, then the changed books (two statements; the categories a third only when one was
+    /// renamed, added or removed — every such change logs a row without a book — or none are known).
     private func applyChanges(on database: any Database) async throws {
-        let from = lock.reading { version }
+        let (from, known) = lock.reading { (version, categoryInfos) }
         let rebuild = try await withConnection(database) { connection -> Bool in
             let rows = try await connection.query("""
                 SELECT s.version, s.purged_through, c.book_id, COALESCE(c.everything, false)
@@ -172,22 +183,38 @@ final class CatalogEngine: @unchecked Sendable {
             }
             if everything || purged > from { return true }
             guard to > from else { return false }
-            let categories = try await CatalogLoader.categories(on: connection, logger: self.logger)
+            let read = namesChanged || known == nil
+            let categories = try await read ? CatalogLoader.categories(on: connection, logger: self.logger) : known ?? []
             let list = Array(ids)
             let loaded = list.isEmpty ? [] : try await CatalogLoader.books(ids: list, categories: categories, on: connection, logger: self.logger)
             let present = Set(loaded.map(\.id))
-            self.lock.writing {
+            let removing = list.filter { !present.contains($0) }
+            // What the change alters of each book (its words, filters, what a page shows), from
+            // its record before and after, decides which kept answers stay: worked out with the
+            // entries it reaches (`planCarry`) before the write lock, so readers wait only for
+            // the change itself.
+            let (at, carry) = self.lock.reading { (self.version, namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)) }
+            let plan = self.planCarry(from: at, carry)
+            self.afterPlanning.withLockedValue { $0 }?()
+            let applied = self.lock.writing {
                 let before = self.version
-                // What the change alters of each book (its words, filters, what a page shows),
-                // from its record before and after: what decides which answers survive.
-                let removing = list.filter { !present.contains($0) }
-                let carry = namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)
+                // The known categories were this index's: a build in between may know newer
+                // ones (the caller's loop reads the log again; the memos, planned for the
+                // other index, are emptied).
+                guard read || before == from else {
+                    self.finishCarry(nil, from: before, to: before, in: self.index)
+                    return false
+                }
                 if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
                 self.index.apply(loaded, removing: removing)
+                // Read after the log, so at least as new as `to` (a build that got further keeps its own).
+                if read && to >= before { self.categoryInfos = categories }
                 self.version = max(self.version, to)
-                self.carryMemo(from: before, to: self.version, carry, in: self.index)
+                // A build in between: the plan was made for another index, nothing is kept.
+                self.finishCarry(before == at ? plan : nil, from: before, to: self.version, in: self.index)
+                return true
             }
-            self.onDelta()
+            if applied { self.onDelta() }
             return false
         }
         if rebuild { try await build(on: database) }
