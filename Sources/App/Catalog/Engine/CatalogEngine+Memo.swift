@@ -14,9 +14,9 @@ extension CatalogEngine {
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
-        /// The keys computed since a change's carry was planned (`planCarry`), while it is: made
-        /// at the old version and not checked, they go with the change.
-        var added: [String]?
+        /// The version these answers are being carried to (`finishCarry`): until they are, an
+        /// answer at it is computed and not kept.
+        var carrying: Int?
 
         mutating func answer(_ key: String) -> CatalogIndex.Answer? {
             if let entry = answers[key] { return entry.answer }
@@ -33,7 +33,7 @@ extension CatalogEngine {
         mutating func removeAll() {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
-            added = nil
+            carrying = nil
         }
     }
 
@@ -47,12 +47,11 @@ extension CatalogEngine {
         let answer = compute()
         memo.withLockedValue { memo in
             if memo.version != version {
-                guard version > memo.version else { return }
+                guard version > memo.version, memo.carrying == nil else { return }
                 memo.version = version
                 memo.removeAll()
             }
             memo.keep((answer, words, forms), key)
-            memo.added?.append(key)
         }
         return answer
     }

@@ -21,22 +21,17 @@ struct SearchMemo {
     var suggestions = Generations<[SuggestionDTO]>()
     /// Why a search found nothing (`missCause`), per answer key.
     var causes = Generations<SearchMisses.Cause>()
+    /// The version this memo is being carried to (`AnswerMemo.carrying`).
+    var carrying: Int?
 
     /// Values by key in two generations.
     struct Generations<Value> {
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
-        /// The keys inserted since a change's carry was planned, while it is (`AnswerMemo.added`).
-        var added: [String]?
-
-        mutating func insert(_ value: Value, _ key: String) {
-            current[key] = value
-            added?.append(key)
-        }
 
         mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
 
-        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll(); added = nil }
+        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
 
         /// Removes `keys` from both generations.
         mutating func remove(_ keys: some Sequence<String>) {
@@ -49,6 +44,7 @@ struct SearchMemo {
 
     mutating func adopt(version: Int, synonyms: Synonyms) -> Bool {
         if version > self.version {
+            guard carrying == nil else { return false }   // computed, not kept, until carried
             self = SearchMemo(version: version, synonyms: synonyms)
         }
         return version == self.version && synonyms == self.synonyms
@@ -82,7 +78,7 @@ extension CatalogEngine {
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }
             memo.trim()
-            memo[keyPath: path].insert(value, key)
+            memo[keyPath: path].current[key] = value
         }
         return value
     }

@@ -43,9 +43,10 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Called once per change-log application (a metric).
     let onDelta: @Sendable () -> Void
-    /// Tests: called after a change's carry is planned and before the change is applied (a
-    /// request answered at the old version in between).
-    let afterPlanning = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
+    /// The memos' carry through the last change (`finishCarry`), running or done.
+    let merging = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// Tests: called as a change's carry begins (a request answered at the new version meanwhile).
+    let whileCarrying = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     /// The database a build reads from on a connection of its own (`DATABASE_URL`), so a build is
     /// never queued behind requests for a pooled connection; nil: a pooled one (tests of the SQL).
     let buildURL: String?
@@ -190,29 +191,26 @@ final class CatalogEngine: @unchecked Sendable {
             let present = Set(loaded.map(\.id))
             let removing = list.filter { !present.contains($0) }
             // What the change alters of each book (its words, filters, what a page shows), from
-            // its record before and after, decides which kept answers stay: worked out with the
-            // entries it reaches (`planCarry`) before the write lock, so readers wait only for
-            // the change itself.
+            // its record before and after, decides which kept answers stay (worked out before the
+            // write lock; the kept answers are visited after it: `CatalogEngine+Carry.swift`).
             let (at, carry) = self.lock.reading { (self.version, namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)) }
-            let plan = self.planCarry(from: at, carry)
-            self.afterPlanning.withLockedValue { $0 }?()
-            let applied = self.lock.writing {
+            let (applied, merge) = self.lock.writing { () -> (Bool, (from: Int, to: Int, carry: MemoCarry)?) in
                 let before = self.version
                 // The known categories were this index's: a build in between may know newer
-                // ones (the caller's loop reads the log again; the memos, planned for the
-                // other index, are emptied).
-                guard read || before == from else {
-                    self.finishCarry(nil, from: before, to: before, in: self.index)
-                    return false
-                }
+                // ones (the caller's loop reads the log again).
+                guard read || before == from else { return (false, nil) }
                 if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
                 self.index.apply(loaded, removing: removing)
                 // Read after the log, so at least as new as `to` (a build that got further keeps its own).
                 if read && to >= before { self.categoryInfos = categories }
                 self.version = max(self.version, to)
-                // A build in between: the plan was made for another index, nothing is kept.
-                self.finishCarry(before == at ? plan : nil, from: before, to: self.version, in: self.index)
-                return true
+                // A build in between: the carry was worked out for another index, nothing is kept.
+                let carried = before == at ? carry : nil
+                guard self.beginCarry(from: before, to: self.version, carried, in: self.index), let carried else { return (true, nil) }
+                return (true, (before, self.version, carried))
+            }
+            if let merge {
+                self.merging.withLockedValue { $0 = Task { self.finishCarry(from: merge.from, to: merge.to, merge.carry) } }
             }
             if applied { self.onDelta() }
             return false
