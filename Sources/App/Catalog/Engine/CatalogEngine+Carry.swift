@@ -50,15 +50,16 @@ extension CatalogEngine {
             verdicts[word] = verdict
             return verdict
         }
+        func reached(_ entry: AnswerMemo.Entry) -> Bool {
+            entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains { goes($0, $1) }
+        }
         // No request changes a memo being carried: copies (copy-on-write) are read outside its lock.
         typealias Answers = [String: AnswerMemo.Entry]
-        var kept: [String: Int] = [:]   // the answers that stay, as their totals
-        if let answers = memo.withLockedValue({ memo -> (Answers, Answers)? in memo.version == from && memo.carrying == to ? (memo.answers, memo.older) : nil }) {
-            var gone: [String] = []
-            for (key, entry) in [answers.0, answers.1].joined() {
-                let reached = entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains { goes($0, $1) }
-                if reached { gone.append(key) } else { kept[key] = entry.answer.total }
-            }
+        let answers = memo.withLockedValue { memo -> (current: Answers, older: Answers)? in
+            memo.version == from && memo.carrying == to ? (memo.answers, memo.older) : nil
+        }
+        if let answers {
+            let gone = answers.current.compactMap { reached($1) ? $0 : nil } + answers.older.compactMap { reached($1) ? $0 : nil }
             memo.withLockedValue { memo in
                 guard memo.version == from, memo.carrying == to else { return }
                 for key in gone {
@@ -74,8 +75,10 @@ extension CatalogEngine {
             guard memo.version == from && memo.carrying == to else { return nil }
             return ([memo.expansions.current, memo.expansions.previous], Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
         }) else { return }
-        // A word's forms come with its kept expansion (made with the memo's synonyms).
+        // A word's forms come with its kept expansion (made with the memo's synonyms); a key is
+        // one word (`keptExpansions`); a key of several words is split.
         let expansions = search.expansions.joined().compactMap { key, expansions -> String? in
+            if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) ? key : nil }
             let words = key.split(separator: " ").map(String.init)
             let reached = words.indices.contains { i in
                 goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: search.synonyms))
@@ -84,7 +87,11 @@ extension CatalogEngine {
         }
         // A page's highlights stay when its answer stayed and offered no correction (which
         // depends on another answer); the key is the answer's, less its locales.
-        let meta = search.meta.filter { key in !((kept[String(key.prefix { $0 != "\u{3}" })] ?? 0) >= SearchMeta.fewResults) }
+        let meta = search.meta.filter { key in
+            let answer = key.utf8.contains(3) ? String(key.prefix { $0 != "\u{3}" }) : key
+            guard let entry = answers?.current[answer] ?? answers?.older[answer] else { return true }
+            return reached(entry) || entry.answer.total < SearchMeta.fewResults
+        }
         searchMemo.withLockedValue { memo in
             guard memo.version == from, memo.carrying == to else { return }
             memo.expansions.remove(expansions)
