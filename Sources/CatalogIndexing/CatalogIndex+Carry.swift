@@ -9,10 +9,14 @@ extension CatalogIndex {
     ///   translations: only the words it gained or lost (a lexeme with the same fields on both
     ///   sides changes no match, no rank and no typo vocabulary) — nothing at all for a book whose
     ///   indexed record is the same (a cover, a video, a touch of `updated_at`);
+    /// - only its rights windows' territory rules: its lexemes and browsing answers, for the
+    ///   catalogs of the countries it comes into or leaves (`MemoCarry.territorial`) — unless a
+    ///   country no rule names comes or goes too (every country: as below);
     /// - anything else: every lexeme before and after; browsing answers too when a filter, sort
     ///   key, schedule or rights window changed.
     public func carry(changing books: [CatalogBook], removing: [Int]) -> MemoCarry {
         var lexemes: [String] = [], browsing = false
+        var territorial: [String] = [], countries = Set<String>()
         for id in removing where active.contains(id) {
             lexemes += self.lexemes(of: id)
             browsing = true
@@ -25,8 +29,15 @@ extension CatalogIndex {
                 continue
             }
             let old = bookLexemes[book.id].map { (text: lexemeText($0 >> 3), weights: UInt8($0 & 7)) }
-            let sameFilters = sameFilters(book)
-            if sameFilters && sameShown(book) {
+            let sameFilters = self.sameFilters(book)
+            if !sameFilters, self.sameFilters(book, rights: false), sameShown(book),
+               let affected = countriesLicensingDifferently(book),
+               Set(old.map { "\($0.weights)\u{1}\($0.text)" }) == Set(fresh.map { "\($0.weights)\u{1}\($0.text)" }) {
+                // Only its territory rules changed: only the catalogs of the countries it comes
+                // into or leaves (none: nothing at all).
+                if !affected.isEmpty { territorial += old.map(\.text) }
+                countries.formUnion(affected)
+            } else if sameFilters && sameShown(book) {
                 // Only the (lexeme, fields) pairs on one side: the words the change added or removed.
                 let before = Set(old.map { "\($0.weights)\u{1}\($0.text)" }), after = Set(fresh.map { "\($0.weights)\u{1}\($0.text)" })
                 lexemes += old.filter { !after.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
@@ -36,30 +47,53 @@ extension CatalogIndex {
                 if !sameFilters { browsing = true }
             }
         }
-        return MemoCarry(lexemes: lexemes, browsing: browsing)
+        return MemoCarry(lexemes: lexemes, browsing: browsing,
+                         territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true)))
+    }
+
+    /// The countries whose catalog has `book` before and not after its change, or after and not
+    /// before — those its territory rules name (a country no rule names is licensed by a window
+    /// for every territory); nil when the unnamed ones change too (a first window for every
+    /// territory, or the last one gone: every country's catalog).
+    func countriesLicensingDifferently(_ book: CatalogBook) -> Set<String>? {
+        let kept = rights[book.id]
+        let before = stride(from: kept.startIndex + 2, to: kept.endIndex, by: 3).map { territoryRules[Int(kept[$0])] }
+        let after = book.rights.map(\.rule)
+        // A book without windows is in every country's catalog (`unlicensed(in:)`).
+        func licensed(_ rules: [TerritoryRule], in country: String) -> Bool { rules.isEmpty || rules.contains { $0.applies(to: country) } }
+        // "": a country no rule names (no code is empty).
+        guard licensed(before, in: "") == licensed(after, in: "") else { return nil }
+        let named = Set((before + after).flatMap { $0.territories + $0.excluded })
+        return named.filter { licensed(before, in: $0) != licensed(after, in: $0) }
     }
 
     /// Whether `book` has the indexed book's filters and sort keys: ages, creation, publisher,
-    /// title key, categories, its rights windows' territory rules and schedule.
-    func sameFilters(_ book: CatalogBook) -> Bool {
+    /// title key, categories, its rights windows' territory rules (unless `rights` is false) and
+    /// schedule.
+    func sameFilters(_ book: CatalogBook, rights compareRights: Bool = true) -> Bool {
         let id = book.id
         guard ageMin[id] == UInt8(clamping: book.ageMin), ageMax[id] == UInt8(clamping: book.ageMax), createdAt[id] == book.createdAt,
               publisher[id] == (book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1),
               titleKeys[id].elementsEqual(book.titleKey),
               // As sets: the loader lists a book's categories and windows in no fixed order.
               bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted() else { return false }
-        // Rights windows: only their territory rules reach an answer (a country's catalog); their
-        // times are rendered per request (`rights_available`), so an end date moved changes no answer.
+        if compareRights && !sameRules(book) { return false }
+        let scheduled = book.liveFrom != nil || book.liveUntil != nil
+        guard let live = schedule[id] else { return !scheduled }
+        return scheduled && live.from == (book.liveFrom ?? Int64.min) && live.until == (book.liveUntil ?? Int64.max)
+    }
+
+    /// Whether `book`'s rights windows have the indexed book's territory rules. Only these reach an
+    /// answer (a country's catalog); the windows' times are rendered per request
+    /// (`rights_available`), so an end date moved changes no answer.
+    func sameRules(_ book: CatalogBook) -> Bool {
         var rules: [Int64] = []
         for window in book.rights {
             guard let rule = ruleNumbers[window.rule] else { return false }   // a rule not in use yet: a change
             rules.append(Int64(rule))
         }
-        let kept = rights[id]
-        guard stride(from: kept.startIndex + 2, to: kept.endIndex, by: 3).map({ kept[$0] }).sorted() == rules.sorted() else { return false }
-        let scheduled = book.liveFrom != nil || book.liveUntil != nil
-        guard let live = schedule[id] else { return !scheduled }
-        return scheduled && live.from == (book.liveFrom ?? Int64.min) && live.until == (book.liveUntil ?? Int64.max)
+        let kept = rights[book.id]
+        return stride(from: kept.startIndex + 2, to: kept.endIndex, by: 3).map({ kept[$0] }).sorted() == rules.sorted()
     }
 
     /// Whether `book` shows what the indexed book shows in a search's meta: its title, author

@@ -25,16 +25,22 @@ public struct MemoCarry: Sendable {
     private let letters: [(mask: UInt64, counts: [Unicode.Scalar: Int])]
     /// Whether answers without search words (browsing) may have changed.
     public let browsing: Bool
-    /// The lexemes the carry checks words against.
+    /// What reaches only the answers in some countries' catalogs (books whose territory rules
+    /// alone changed): those countries, and what to check the answers in them against besides.
+    public var territorial: (countries: Set<String>, carry: MemoCarry)? { territorialPart.first }
+    private let territorialPart: [(countries: Set<String>, carry: MemoCarry)]   // (an array: a struct cannot hold itself)
+    /// The lexemes the carry checks words against (everywhere: the common words' sets over the
+    /// whole catalog follow them).
     public var lexemes: Set<String> { whole }
     /// Nothing an answer reads changed (every changed book's record is the same where it counts).
-    public var changesNothing: Bool { whole.isEmpty && !browsing }
+    public var changesNothing: Bool { whole.isEmpty && !browsing && territorial == nil }
 
     /// `lexemes`: every lexeme of the changed books, old and new (or only those a change added or
     /// removed, when nothing else about the book changed); `browsing`: whether a book's filters
-    /// or sort keys changed.
-    public init(lexemes: some Sequence<String>, browsing: Bool = true) {
+    /// or sort keys changed; `territorial`: what reaches only some countries' catalogs.
+    public init(lexemes: some Sequence<String>, browsing: Bool = true, territorial: (countries: Set<String>, carry: MemoCarry)? = nil) {
         self.browsing = browsing
+        territorialPart = territorial.map { [$0] } ?? []
         var prefixes = Set<String>()
         var letters: [(UInt64, [Unicode.Scalar: Int])] = []
         for lexeme in Set(lexemes) {
@@ -58,9 +64,18 @@ public struct MemoCarry: Sendable {
         return sounds.contains(sound)
     }
 
-    /// Whether an answer to a query with these search words may have changed.
-    public func affects(words: [String], synonyms: Synonyms = Synonyms()) -> Bool {
-        words.isEmpty ? browsing : words.contains { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }
+    /// Whether an answer to a query with these search words may have changed — in `country`'s
+    /// catalog (nil: an answer no country narrows, the whole catalog).
+    public func affects(words: [String], synonyms: Synonyms = Synonyms(), country: String? = nil) -> Bool {
+        if words.isEmpty ? browsing : words.contains(where: { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) { return true }
+        guard let territorial, reaches(country) else { return false }
+        return territorial.carry.affects(words: words, synonyms: synonyms)
+    }
+
+    /// Whether the countries of `territorial` include `country` (nil: no country's catalog).
+    public func reaches(_ country: String?) -> Bool {
+        guard let country, let territorial else { return false }
+        return territorial.countries.contains(country)
     }
 
     /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit

@@ -55,6 +55,42 @@ struct EngineCarryTests {
         #expect(try await titles("") == ["Bear Snores", "Cat Nap", "Owl Babies"])
     }
 
+    @Test("a change of a book's territory rules alone keeps the answers of the catalogs it does not reach, and drops those of the countries it does", .app)
+    func territoryRulesAlone() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let us = try await app.makeParent(country: "US"), jp = try await app.makeParent(email: "jp@example.com", country: "JP")
+        let owl = try await app.makeBook("Owl Moon")
+        try await app.makeBook("Owl Babies")
+        try await engine.build(on: app.db)
+        func titles(_ query: String, _ parent: Application.ParentFixture) async throws -> [String] {
+            try await app.get("/api/v1/catalog/books?\(query)", token: parent.token).dataArray.compactMap { $0["title"] as? String }.sorted()
+        }
+        func change(_ excluded: String) async throws {
+            try await app.sql.raw("UPDATE rights_windows SET exclude_territories = \(unsafeRaw: excluded) WHERE book_id = \(bind: owl)").run()
+            try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
+            await engine.carried()
+        }
+        func kept() -> Set<String> { engine.memo.withLockedValue { Set($0.answers.keys).union($0.older.keys) } }
+        for query in ["q=owl", "", "q=moo"] { #expect(try await titles(query, us) == titles(query, jp)) }   // one catalog: the same kept answers
+        let everywhere = kept()
+        #expect(everywhere.count == 3)
+        try await change("'{JP}'")
+        #expect(kept() == everywhere)   // Japan's catalog alone changed: the whole catalog's answers stay
+        #expect(try await titles("q=owl", jp) == ["Owl Babies"])
+        #expect(try await titles("", jp) == ["Owl Babies"])
+        #expect(try await titles("q=moo", jp).isEmpty)
+        #expect(try await titles("q=owl", us) == ["Owl Babies", "Owl Moon"])
+        // Japan's own answers (and, for its miss, the whole catalog's answer it is compared with).
+        let japan = kept().subtracting(everywhere).filter { $0.hasSuffix("kJP") }
+        #expect(japan.count == 3, "\(kept())")
+        let before = kept()
+        try await change("'{}'")
+        #expect(kept() == before.subtracting(japan))   // Japan's own answers went; Japan reads the whole catalog's again
+        #expect(try await titles("q=owl", jp) == ["Owl Babies", "Owl Moon"])
+        #expect(try await titles("", jp) == ["Owl Babies", "Owl Moon"])
+    }
+
     @Test("after 30 random changes of 10 kinds, 25 kept queries × the parent's catalog and a child's answer as the SQL does", .app)
     func keptThroughChanges() async throws {
         let app = try app()

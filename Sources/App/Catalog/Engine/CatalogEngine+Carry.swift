@@ -50,8 +50,19 @@ extension CatalogEngine {
             verdicts[word] = verdict
             return verdict
         }
-        func reached(_ entry: AnswerMemo.Entry) -> Bool {
-            entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains { goes($0, $1) }
+        // What reaches only some countries' catalogs (`MemoCarry.territorial`), checked for the
+        // answers in those (the country read from the key; one it cannot read counts as reached).
+        var territorialVerdicts: [String: Bool] = [:]
+        func reached(_ entry: AnswerMemo.Entry, _ key: String) -> Bool {
+            if entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
+            guard let territorial = carry.territorial, let country = Self.keptCountry(key),
+                  country == Self.unknownCountry || territorial.countries.contains(country) else { return false }
+            return entry.words.isEmpty || zip(entry.words, entry.forms).contains { word, forms in
+                if let known = territorialVerdicts[word] { return known }
+                let verdict = territorial.carry.mayMatch(word, forms: forms)
+                territorialVerdicts[word] = verdict
+                return verdict
+            }
         }
         // No request changes a memo being carried: copies (copy-on-write) are read outside its lock.
         typealias Answers = [String: AnswerMemo.Entry]
@@ -59,7 +70,7 @@ extension CatalogEngine {
             memo.version == from && memo.carrying == to ? (memo.answers, memo.older) : nil
         }
         if let answers {
-            let gone = answers.current.compactMap { reached($1) ? $0 : nil } + answers.older.compactMap { reached($1) ? $0 : nil }
+            let gone = answers.current.compactMap { reached($1, $0) ? $0 : nil } + answers.older.compactMap { reached($1, $0) ? $0 : nil }
             memo.withLockedValue { memo in
                 guard memo.version == from, memo.carrying == to else { return }
                 for key in gone {
@@ -90,7 +101,7 @@ extension CatalogEngine {
         let meta = search.meta.filter { key in
             let answer = key.utf8.contains(3) ? String(key.prefix { $0 != "\u{3}" }) : key
             guard let entry = answers?.current[answer] ?? answers?.older[answer] else { return true }
-            return reached(entry) || entry.answer.total < SearchMeta.fewResults
+            return reached(entry, answer) || entry.answer.total < SearchMeta.fewResults
         }
         searchMemo.withLockedValue { memo in
             guard memo.version == from, memo.carrying == to else { return }
@@ -112,14 +123,35 @@ extension CatalogEngine {
 
     /// The sets kept per index state follow: a common word's catalog-wide set stays unless the
     /// change touched one of its lexemes (`WordSetCache.carry`), a scope's books and a country's
-    /// verdict stay unless a book's filters changed or a book came or went (`MemoCarry.browsing`).
+    /// verdict stay unless a book's filters changed or a book came or went (`MemoCarry.browsing`)
+    /// — or, for a change of territory rules alone, unless the scope is in a country it reaches.
     private func carrySets(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) {
         guard let carry else { return scopeSets.withLockedValue { $0 = ScopeBooks() } }
         wordSets.carry(from: from, to: to, touched: carry.lexemes, in: index)
         scopeSets.withLockedValue { kept in
             // Emptied, not left to the version: a change applied at a version already reached
             // (a build racing a catch-up) must not leave sets it touched.
-            if carry.browsing { kept = ScopeBooks() } else if kept.version == from { kept.version = to }
+            if carry.browsing { kept = ScopeBooks(); return }
+            if let countries = carry.territorial?.countries {
+                for country in countries { kept.countries[country] = nil }
+                kept.sets = kept.sets.filter { key, _ in
+                    Self.keptCountry(key).map { $0 != Self.unknownCountry && !countries.contains($0) } ?? true
+                }
+            }
+            if kept.version == from { kept.version = to }
         }
     }
+
+    /// The country whose catalog a kept key names (the scope's `memoKey` ends it, after `k`):
+    /// nil when none (an answer no scope narrows, the whole catalog; a scope without a country),
+    /// `unknownCountry` when the key does not say clearly.
+    static func keptCountry(_ key: String) -> String? {
+        guard let scope = key.lastIndex(of: "\u{2}") else { return nil }
+        guard let k = key[scope...].lastIndex(of: "k") else { return unknownCountry }
+        let country = key[key.index(after: k)...]
+        if country.isEmpty { return nil }
+        return country.utf8.count == 2 && country.utf8.allSatisfy({ (65...90).contains($0) }) ? String(country) : unknownCountry
+    }
+
+    static let unknownCountry = "*"
 }
