@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CatalogIndexing
 import FluentKit
 import Foundation
@@ -74,5 +77,38 @@ extension CatalogEngine {
     private static func sql(_ database: any Database) throws -> any SQLDatabase {
         guard let sql = database as? any SQLDatabase else { throw EngineSnapshot.WriteFailure(description: "the catalog engine needs PostgreSQL") }
         return sql
+    }
+}
+
+extension CatalogEngine {
+    /// How this engine got ready: `"snapshot"` or `"build"`, and how long it took (seconds).
+    struct Start: Sendable { var from: String; var seconds: Double; var loadSeconds: Double? }
+
+    /// `"start":{...}` for the probes' bodies (empty until ready).
+    var startJSON: String {
+        guard let start = howStarted.withLockedValue({ $0 }) else { return "" }
+        let load = start.loadSeconds.map { String(format: #","load_seconds":%.3f"#, $0) } ?? ""
+        return #","start":{"from":"\#(start.from)""# + load + String(format: #","seconds":%.3f}"#, start.seconds)
+    }
+
+    /// While a snapshot loads, waits (polling, cheaply) until the engine is ready or `seconds`
+    /// pass; true when it is ready. A load is seconds at most, and a request that waits for it is
+    /// answered from the engine instead of by a slow SQL answer competing with the load for CPU.
+    func waitWhileLoading(seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while state == .loading && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return isReady
+    }
+
+    /// Gives the build's transient allocations (rows, strings, the replaced index) back to the
+    /// system, so resident memory is what the index holds.
+    static func returnFreedMemory() {
+        #if canImport(Glibc)
+        // glibc's malloc_trim (not in the Glibc module's headers)
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
     }
 }

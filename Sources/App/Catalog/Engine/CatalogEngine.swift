@@ -1,8 +1,5 @@
 import CatalogIndexing
 import Core
-#if canImport(Glibc)
-import Glibc
-#endif
 import FluentKit
 import Foundation
 import NIOConcurrencyHelpers
@@ -57,16 +54,8 @@ final class CatalogEngine: @unchecked Sendable {
         self.onDelta = onDelta
     }
 
-    /// How this engine got ready: `"snapshot"` or `"build"`, and how long it took (seconds).
-    struct Start: Sendable { var from: String; var seconds: Double; var loadSeconds: Double? }
+    /// How this engine got ready (`Start`, `startJSON`).
     let howStarted = NIOLockedValueBox<Start?>(nil)
-
-    /// `"start":{...}` for the probes' bodies (empty until ready).
-    var startJSON: String {
-        guard let start = howStarted.withLockedValue({ $0 }) else { return "" }
-        let load = start.loadSeconds.map { String(format: #","load_seconds":%.3f"#, $0) } ?? ""
-        return #","start":{"from":"\#(start.from)""# + load + String(format: #","seconds":%.3f}"#, start.seconds)
-    }
 
     var state: State { status.withLockedValue { $0 } }
     var isReady: Bool { state == .ready }
@@ -137,15 +126,6 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Sets the state unless the engine is already ready (a load or a build beginning or failing).
     func begin(_ state: State) { status.withLockedValue { if $0 != .ready { $0 = state } } }
-
-    /// While a snapshot loads, waits (polling, cheaply) until the engine is ready or `seconds`
-    /// pass; true when it is ready. A load is seconds at most, and a request that waits for it is
-    /// answered from the engine instead of by a slow SQL answer competing with the load for CPU.
-    func waitWhileLoading(seconds: Double) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while state == .loading && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        return isReady
-    }
 
     /// The index and its version as one consistent state (the arrays are shared copy-on-write,
     /// so this costs nothing until the engine changes one of them); nil until the engine is ready.
@@ -256,17 +236,5 @@ final class CatalogEngine: @unchecked Sendable {
             guard let json = index.render(id, at: micros, in: scope?.country, locales: scope?.locales ?? []) else { return nil }
             return ByteBuffer(bytes: Array(#"{"data":"#.utf8) + json + [UInt8(ascii: "}")])
         }
-    }
-
-    /// Gives the build's transient allocations (rows, strings, the replaced index) back to the
-    /// system, so resident memory is what the index holds.
-    private static func returnFreedMemory() {
-        #if canImport(Glibc)
-        // glibc's malloc_trim (not in the Glibc module's headers)
-        typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            _ = unsafeBitCast(symbol, to: Trim.self)(0)
-        }
-        #endif
     }
 }
