@@ -42,6 +42,7 @@ extension CatalogEngine {
     /// this build, schema and database (another instance wrote it).
     @discardableResult
     func writeSnapshot(to path: String, on database: any Database, now: Date) async throws -> EngineSnapshot.Header? {
+        await carried()   // the kept answers, once carried through the last change (none while they are)
         guard let (index, version, answers) = currentState() else { return nil }
         let identity = try await Self.identity(on: database)
         if let existing = try? EngineSnapshot.header(at: path), existing.build == EngineSnapshot.build,

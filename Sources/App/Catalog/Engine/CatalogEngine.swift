@@ -173,6 +173,9 @@ final class CatalogEngine: @unchecked Sendable {
             // What the change alters of each book (its words, filters, what a page shows), from
             // its record before and after, decides which kept answers stay (worked out before the
             // write lock; the kept answers are visited after it: `CatalogEngine+Carry.swift`).
+            // The memos carried through the last change first: a change that came while they
+            // still were would empty them (changes faster than their carries keep nothing).
+            await self.carried()
             let (at, carry) = self.lock.reading { (self.version, namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)) }
             let (applied, merge) = self.lock.writing { () -> (Bool, (from: Int, to: Int, carry: MemoCarry)?) in
                 let before = self.version
