@@ -43,26 +43,22 @@ extension CatalogEngine {
     /// unless another change came first (it emptied them).
     func finishCarry(from: Int, to: Int, _ carry: MemoCarry) {
         whileCarrying.withLockedValue { $0 }?()
-        var verdicts: [String: Bool] = [:]
-        func goes(_ word: String, _ forms: [String]) -> Bool {
+        // Whether `carry` may match a word, worked out once per word.
+        func verdict(_ carry: MemoCarry, _ verdicts: inout [String: Bool], _ word: String, _ forms: [String]) -> Bool {
             if let known = verdicts[word] { return known }
             let verdict = carry.mayMatch(word, forms: forms)
             verdicts[word] = verdict
             return verdict
         }
+        var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:]
+        func goes(_ word: String, _ forms: [String]) -> Bool { verdict(carry, &verdicts, word, forms) }
         // What reaches only some countries' catalogs (`MemoCarry.territorial`), checked for the
         // answers in those (the country read from the key; one it cannot read counts as reached).
-        var territorialVerdicts: [String: Bool] = [:]
         func reached(_ entry: AnswerMemo.Entry, _ key: String) -> Bool {
             if entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
             guard let territorial = carry.territorial, let country = Self.keptCountry(key),
                   country == Self.unknownCountry || territorial.countries.contains(country) else { return false }
-            return entry.words.isEmpty || zip(entry.words, entry.forms).contains { word, forms in
-                if let known = territorialVerdicts[word] { return known }
-                let verdict = territorial.carry.mayMatch(word, forms: forms)
-                territorialVerdicts[word] = verdict
-                return verdict
-            }
+            return entry.words.isEmpty || zip(entry.words, entry.forms).contains { verdict(territorial.carry, &territorialVerdicts, $0, $1) }
         }
         // No request changes a memo being carried: copies (copy-on-write) are read outside its lock.
         typealias Answers = [String: AnswerMemo.Entry]
