@@ -70,9 +70,11 @@ speed_mix() {
         esac
         speed_row "$name" "$r" "$p50" "$p99" "$bad" "$ratio"
     done
-    # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not.
+    # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not
+    # — in a random order, as wrk sends them (the file is sorted: neighbours share their words).
+    shuf --random-source=<(yes) "$work/oneoff.txt" > "$work/oneoff-shuffled.txt"
     echo "engine per-step profile at $n books (µs per answer, mean / p99):" | tee -a "$results"
-    { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff.txt" --limit 20000; echo '```'; } | tee -a "$results"
+    { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff-shuffled.txt" --limit 20000; echo '```'; } | tee -a "$results"
 }
 
 # speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.

@@ -36,11 +36,8 @@ struct SearchMemoTests {
         var memo = SearchMemo()
         let adopted = memo.adopt(version: 1, synonyms: Synonyms())
         #expect(adopted)
-        func keep(_ key: String) {
-            memo.trim()
-            memo.meta.current[key] = Array(key.utf8)
-        }
-        memo.expansions.current["james"] = []
+        func keep(_ key: String) { memo.meta.keep(Array(key.utf8), key) }
+        memo.expansions.keep([], "james")
         keep("once")
         for round in 0..<5 {
             for i in 0..<SearchMemo.limit { keep("one-off \(round) \(i)") }
@@ -49,16 +46,35 @@ struct SearchMemoTests {
         }
         let once = memo.lookup(\.meta, "once")
         #expect(once == nil)
-        #expect(memo.meta.current.count + memo.meta.previous.count <= 2 * SearchMemo.limit + 1)
-        // Looking up the previous generation moves entries within the limit too (it grew without one).
+        #expect(memo.meta.current.count <= SearchMemo.limit && memo.meta.previous.count <= SearchMemo.limit)
+        // Looking up the previous generation moves entries within the limit too.
         for i in 0..<SearchMemo.limit { _ = memo.lookup(\.meta, "one-off 4 \(i)") }
         for i in 0..<SearchMemo.limit { keep("again \(i)") }
-        #expect(memo.meta.current.count + memo.expansions.current.count <= SearchMemo.limit + 1)
-        #expect(memo.meta.current.count + memo.meta.previous.count <= 2 * SearchMemo.limit + 2)
+        #expect(memo.meta.current.count <= SearchMemo.limit && memo.meta.previous.count <= SearchMemo.limit)
         let older = memo.adopt(version: 0, synonyms: Synonyms()), newer = memo.adopt(version: 2, synonyms: Synonyms())
         #expect(!older && newer)   // an older version is not kept; a newer one is
         let fresh = memo.lookup(\.expansions, "james")
         #expect(fresh == nil)   // a new version starts empty
+    }
+
+    @Test("one-off searches' metas and causes (one per request) do not push out the words' expansions: those have generations of their own")
+    func wordsOutlastOneOffPages() {
+        var memo = SearchMemo()
+        _ = memo.adopt(version: 1, synonyms: Synonyms())
+        // A word typed once, then 3 × the meta limit of one-off pages and causes before it comes again.
+        memo.expansions.keep([], "dinosaur")
+        for i in 0..<3 * SearchMemo.limit {
+            memo.meta.keep([1], "page \(i)")
+            memo.causes.keep(.notInCatalog, "page \(i)")
+        }
+        #expect(memo.lookup(\.expansions, "dinosaur") != nil)
+        #expect(memo.lookup(\.meta, "page 0") == nil)
+        // The words' own generations hold `expansionsLimit` words each.
+        for i in 0..<SearchMemo.expansionsLimit { memo.expansions.keep([], "word \(i)") }
+        #expect(memo.lookup(\.expansions, "word 0") != nil)
+        #expect(memo.expansions.current.count <= SearchMemo.expansionsLimit && memo.expansions.previous.count <= SearchMemo.expansionsLimit)
+        for i in 0..<2 * SearchMemo.expansionsLimit { memo.expansions.keep([], "other \(i)") }
+        #expect(memo.lookup(\.expansions, "word 1") == nil)
     }
 }
 

@@ -9,14 +9,19 @@ import NIOConcurrencyHelpers
 /// change could not reach (`CatalogEngine+Carry.swift`); a change of synonyms empties it, and answers computed
 /// with other synonyms than the kept ones are not kept.
 struct SearchMemo {
-    /// Entries per generation (all three kinds together): past it, the current generation
-    /// becomes the previous one and the previous one is dropped — one-off searches pass through
-    /// without emptying what is in use (a looked-up entry of the previous generation is kept
-    /// again in the current one).
+    /// Entries per generation of each kind: past it, that kind's current generation becomes its
+    /// previous one and the previous one is dropped — one-off searches pass through without
+    /// emptying what is in use (a looked-up entry of the previous generation is kept again in the
+    /// current one).
     static let limit = 8192
+    /// Expansions are per word and shared by every search holding it, while a page's meta and a
+    /// miss's cause are per request: the words get generations of their own, four times as large,
+    /// so a stream of one-off searches (a meta each, half of them a cause) does not push out the
+    /// words the next searches type again (~1 kB a word: ≤ 64 MB at the limit, both generations).
+    static let expansionsLimit = 4 * limit
     var version = -1
     var synonyms = Synonyms()
-    var expansions = Generations<[SearchExpansion]>()
+    var expansions = Generations<[SearchExpansion]>(limit: expansionsLimit)
     var meta = Generations<[UInt8]>()
     var suggestions = Generations<[SuggestionDTO]>()
     /// Why a search found nothing (`missCause`), per answer key.
@@ -24,14 +29,29 @@ struct SearchMemo {
     /// The version this memo is being carried to (`AnswerMemo.carrying`).
     var carrying: Int?
 
-    /// Values by key in two generations.
+    /// Values by key in two generations of at most `limit` entries each.
     struct Generations<Value> {
+        var limit = SearchMemo.limit
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
 
         mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
 
         mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
+
+        /// Keeps `value` under `key` in the current generation (aged first when full).
+        mutating func keep(_ value: Value, _ key: String) {
+            if current.count >= limit && current[key] == nil { age() }
+            current[key] = value
+        }
+
+        /// The value kept under `key`, moved into the current generation when found in the previous one.
+        mutating func lookup(_ key: String) -> Value? {
+            if let value = current[key] { return value }
+            guard let value = previous[key] else { return nil }
+            keep(value, key)
+            return value
+        }
 
         /// Removes `keys` from both generations.
         mutating func remove(_ keys: some Sequence<String>) {
@@ -50,20 +70,9 @@ struct SearchMemo {
         return version == self.version && synonyms == self.synonyms
     }
 
-    /// The value kept under `key`, moved into the current generation when found in the previous
-    /// one — within the limit, as a new entry is (`trim` first).
+    /// The value kept under `key` in `path` (`Generations.lookup`).
     mutating func lookup<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String) -> T? {
-        if let value = self[keyPath: path].current[key] { return value }
-        guard let value = self[keyPath: path].previous[key] else { return nil }
-        trim()
-        self[keyPath: path].current[key] = value
-        return value
-    }
-
-    mutating func trim() {
-        if expansions.current.count + meta.current.count + suggestions.current.count + causes.current.count > Self.limit {
-            expansions.age(); meta.age(); suggestions.age(); causes.age()
-        }
+        self[keyPath: path].lookup(key)
     }
 }
 
@@ -77,8 +86,7 @@ extension CatalogEngine {
         let value = compute()
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }
-            memo.trim()
-            memo[keyPath: path].current[key] = value
+            memo[keyPath: path].keep(value, key)
         }
         return value
     }
