@@ -5,8 +5,9 @@ import Core
 /// typo vocabulary their lexemes add or remove — and a vocabulary word that alters a query's
 /// expansion is one edit from a prefix of that query's word. So an answer stays valid when no word
 /// of its query could match any lexeme of a changed book, before or after the change. "Could
-/// match" over-approximates the index's rule (prefix; one edit anywhere for words of
-/// `SearchText.typoMinLength` letters or more), so it never keeps an answer that changed.
+/// match" is the index's rule or wider (the word is a prefix of the lexeme; for words of
+/// `SearchText.typoMinLength` letters or more, one edit — a letter changed, added, dropped, or two
+/// neighbours swapped — from a prefix of it), so it never keeps an answer that changed.
 /// Answers without search words (browsing) are dropped when a book came or went or a changed
 /// book's filters or sort keys changed (`browsing`); a change that only alters words (a
 /// description) leaves them.
@@ -22,7 +23,7 @@ public struct MemoCarry: Sendable {
     private let prefixes: Set<String>
     private let whole: Set<String>
     private let sounds: Set<String>
-    private let letters: [(mask: UInt64, counts: [Unicode.Scalar: Int])]
+    private let letters: [(mask: UInt64, scalars: [Unicode.Scalar])]
     /// Whether answers without search words (browsing) may have changed.
     public let browsing: Bool
     /// What reaches only the answers in some countries' catalogs (books whose territory rules
@@ -42,13 +43,13 @@ public struct MemoCarry: Sendable {
         self.browsing = browsing
         territorialPart = territorial.map { [$0] } ?? []
         var prefixes = Set<String>()
-        var letters: [(UInt64, [Unicode.Scalar: Int])] = []
+        var letters: [(UInt64, [Unicode.Scalar])] = []
         for lexeme in Set(lexemes) {
             let scalars = Array(lexeme.unicodeScalars)
             for end in 1...max(scalars.count, 1) where end <= scalars.count {
                 prefixes.insert(String(String.UnicodeScalarView(scalars[..<end])))
             }
-            letters.append((Self.mask(scalars), Dictionary(scalars.map { ($0, 1) }, uniquingKeysWith: +)))
+            letters.append((Self.mask(scalars), scalars))
         }
         self.prefixes = prefixes
         self.letters = letters
@@ -79,22 +80,37 @@ public struct MemoCarry: Sendable {
     }
 
     /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit
-    /// of a prefix — then all but at most one of its letters occur in the lexeme.
+    /// of a prefix (`withinOneEdit`) — checked only against lexemes holding all but at most one
+    /// of its letters.
     public func mayMatch(_ word: String) -> Bool {
         if prefixes.contains(word) { return true }
         let scalars = Array(word.unicodeScalars)
         guard scalars.count >= SearchText.typoMinLength else { return false }
         let wordMask = Self.mask(scalars)
-        let need = scalars.count - 1
-        for (mask, counts) in letters where (wordMask & ~mask).nonzeroBitCount <= 1 {
-            var available = counts, common = 0
-            for scalar in scalars where (available[scalar] ?? 0) > 0 {
-                available[scalar]! -= 1
-                common += 1
-            }
-            if common >= need { return true }
+        return letters.contains { lexeme in
+            (wordMask & ~lexeme.mask).nonzeroBitCount <= 1 && Self.withinOneEdit(scalars, ofAPrefixOf: lexeme.scalars)
         }
-        return false
+    }
+
+    /// Whether some prefix of `lexeme` is at most one edit from `word` (the typo walk's edits:
+    /// one letter substituted, inserted or deleted, or two neighbours transposed —
+    /// `TypoVocabulary.alternatives(for:)`). Aligned at the first letter where they differ:
+    /// before it the two agree, so one edit anywhere there is the same as one edit at it.
+    static func withinOneEdit(_ word: [Unicode.Scalar], ofAPrefixOf lexeme: [Unicode.Scalar]) -> Bool {
+        var i = 0
+        while i < word.count && i < lexeme.count && word[i] == lexeme[i] { i += 1 }
+        if i == word.count { return true }
+        /// `word[from...]` is a prefix of `lexeme[at...]`.
+        func rest(_ from: Int, _ at: Int) -> Bool {
+            let n = word.count - from
+            guard n >= 0, lexeme.count - at >= n else { return false }
+            for k in 0..<n where word[from + k] != lexeme[at + k] { return false }
+            return true
+        }
+        if rest(i + 1, i) { return true }   // a letter too many in the word
+        guard i < lexeme.count else { return false }
+        if rest(i + 1, i + 1) || rest(i, i + 1) { return true }   // a letter substituted; one missing
+        return i + 1 < word.count && i + 1 < lexeme.count && word[i] == lexeme[i + 1] && word[i + 1] == lexeme[i] && rest(i + 2, i + 2)
     }
 
     private static func mask(_ scalars: [Unicode.Scalar]) -> UInt64 {

@@ -109,12 +109,13 @@ struct CatalogIndexTests {
         func word() -> String {
             let w = (common + rare).randomElement(using: &rng)!
             var text = String(w.prefix(Int.random(in: 3...w.count, using: &rng)))
-            if text.count >= 5 && Bool.random(using: &rng) {   // one edit somewhere
+            if text.count >= 5 && Bool.random(using: &rng) {   // one edit somewhere (the typo walk's four kinds)
                 var letters = Array(text)
                 let at = Int.random(in: 0..<letters.count, using: &rng)
-                switch Int.random(in: 0..<3, using: &rng) {
+                switch Int.random(in: 0..<4, using: &rng) {
                 case 0: letters[at] = "x"
                 case 1: letters.insert("q", at: at)
+                case 2 where at + 1 < letters.count: letters.swapAt(at, at + 1)
                 default: letters.remove(at: at)
                 }
                 text = String(letters)

@@ -1,0 +1,52 @@
+import Core
+import CatalogIndexing
+import Testing
+
+/// The carry's "could match" (`MemoCarry.mayMatch`) against its rule worked out the slow way:
+/// a word matches a lexeme it is a prefix of, and a word of typo length one edit (the typo walk's:
+/// a letter substituted, inserted or deleted, or two neighbours swapped) from some prefix of it.
+@Suite("Memo carry")
+struct MemoCarryTests {
+    /// Optimal string alignment distance (the typo walk's edits), by the full table.
+    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
+    }
+
+    static func rule(_ word: String, _ lexeme: String) -> Bool {
+        if lexeme.hasPrefix(word) { return true }
+        guard word.unicodeScalars.count >= SearchText.typoMinLength else { return false }
+        let w = Array(word), l = Array(lexeme)
+        return (0...l.count).contains { distance(w, Array(l[..<$0])) <= 1 }
+    }
+
+    @Test("a word may match a lexeme exactly when the rule says so: 200,000 random pairs over two and three letters, and near misses of real words")
+    func oneEditOfAPrefix() {
+        var rng = CatalogIndexTests.RNG(state: 5)
+        func text(_ n: ClosedRange<Int>, _ letters: String) -> String { String((0..<Int.random(in: n, using: &rng)).map { _ in letters.randomElement(using: &rng)! }) }
+        var matched = 0
+        for i in 0..<200_000 {
+            // Half over three letters (mostly no match), half over two (near misses of every kind).
+            let word = i % 2 == 0 ? text(3...8, "abc") : text(4...7, "ab"), lexeme = i % 2 == 0 ? text(1...10, "abc") : text(3...9, "ab")
+            let expected = Self.rule(word, lexeme)
+            #expect(MemoCarry(lexemes: [lexeme]).mayMatch(word) == expected, "\(word) in \(lexeme)")
+            matched += expected ? 1 : 0
+        }
+        #expect(matched > 8_000 && matched < 100_000, "\(matched) matched")   // ~15,000: both answers common
+        // Each kind of edit, and letters shared in another order (the old letter count's false match).
+        for (word, lexeme, expected) in [("dargon", "dragonfly", true), ("drgon", "dragons", true), ("draggon", "dragon", true),
+                                         ("drxgon", "dragon", true), ("dragonx", "dragon", true), ("dragon", "grandmother", false),
+                                         ("gnarod", "dragon", false), ("drgaon", "dragon", true), ("rdagon", "dragon", true), ("dragno", "dragon", true)] {
+            #expect(MemoCarry(lexemes: [lexeme]).mayMatch(word) == expected, "\(word) in \(lexeme)")
+            #expect(Self.rule(word, lexeme) == expected, "the rule: \(word) in \(lexeme)")
+        }
+    }
+}
