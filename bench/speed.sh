@@ -58,16 +58,25 @@ speed_mix() {
             perf record -q -g -p "$server" -o "${BENCH_PERF_DIR:-bench/results}/perf-$n-$role-$file-$tokens.data" -- sleep "$duration" > /dev/null 2>&1 &
             profiler=$!
         fi
+        local answers_before
+        answers_before=$(engine_answers)
         PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens_file" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
         [ -n "$writer" ] && { wait "$writer" || true; }
         [ -n "$profiler" ] && { wait "$profiler" || true; }
         read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        # The share of the row's list answers the engine computed (not kept): steadier than a
+        # ratio of throughputs on a shared machine, and what a carry or memo change moves.
+        local computed
+        computed=$(python3 -c "b = '$answers_before'.split(); a = '$(engine_answers)'.split()
+kept, made = int(a[0]) - int(b[0]), int(a[1]) - int(b[1])
+print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed')")
         case $role in
           A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
           B) baseB=$r; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
           vsA) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A')") ;;
           vsB) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B')") ;;
         esac
+        ratio="$ratio; $computed"
         speed_row "$name" "$r" "$p50" "$p99" "$bad" "$ratio"
     done
     # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not
@@ -75,6 +84,12 @@ speed_mix() {
     shuf --random-source=<(yes) "$work/oneoff.txt" > "$work/oneoff-shuffled.txt"
     echo "engine per-step profile at $n books (µs per answer, mean / p99):" | tee -a "$results"
     { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff-shuffled.txt" --limit 20000; echo '```'; } | tee -a "$results"
+}
+
+# engine_answers: the engine's list answers since start, "KEPT COMPUTED" (`/metrics`, read from loopback).
+engine_answers() {
+    curl -s "$base/metrics" | awk '/^storytime_catalog_engine_answers\{source="kept"\}/ { k = $2 } /^storytime_catalog_engine_answers\{source="computed"\}/ { c = $2 }
+        END { printf "%d %d\n", k, c }'
 }
 
 # speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.

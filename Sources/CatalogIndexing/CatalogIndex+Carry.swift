@@ -15,17 +15,19 @@ extension CatalogIndex {
     /// - anything else: every lexeme before and after; browsing answers too when a filter, sort
     ///   key, schedule or rights window changed.
     public func carry(changing books: [CatalogBook], removing: [Int]) -> MemoCarry {
-        var lexemes: [String] = [], browsing = false
-        var territorial: [String] = [], countries = Set<String>()
+        var lexemes: [String] = [], browsing = false, footprints: [MemoCarry.Footprint] = []
+        var territorial: [String] = [], countries = Set<String>(), territorialFootprints: [MemoCarry.Footprint] = []
         for id in removing where active.contains(id) {
             lexemes += self.lexemes(of: id)
             browsing = true
+            footprints.append(footprint(of: id))
         }
         for book in books {
             let fresh = book.lexemes.map { (text: $0.0, weights: $0.1 & 7) }
             guard active.contains(book.id) else {
                 lexemes += fresh.map(\.text)
                 browsing = true
+                footprints.append(Self.footprint(of: book))
                 continue
             }
             let old = bookLexemes[book.id].map { (text: lexemeText($0 >> 3), weights: UInt8($0 & 7)) }
@@ -35,7 +37,7 @@ extension CatalogIndex {
                Set(old.map { "\($0.weights)\u{1}\($0.text)" }) == Set(fresh.map { "\($0.weights)\u{1}\($0.text)" }) {
                 // Only its territory rules changed: only the catalogs of the countries it comes
                 // into or leaves (none: nothing at all).
-                if !affected.isEmpty { territorial += old.map(\.text) }
+                if !affected.isEmpty { territorial += old.map(\.text); territorialFootprints.append(footprint(of: book.id)) }
                 countries.formUnion(affected)
             } else if sameFilters && sameShown(book) {
                 // Only the (lexeme, fields) pairs on one side: the words the change added or removed.
@@ -44,11 +46,32 @@ extension CatalogIndex {
                 lexemes += fresh.filter { !before.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
             } else {
                 lexemes += old.map(\.text) + fresh.map(\.text)
-                if !sameFilters { browsing = true }
+                if !sameFilters {
+                    browsing = true
+                    footprints += [footprint(of: book.id), Self.footprint(of: book)]
+                }
             }
         }
-        return MemoCarry(lexemes: lexemes, browsing: browsing,
-                         territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true)))
+        return MemoCarry(lexemes: lexemes, browsing: browsing, footprints: footprints,
+                         territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)))
+    }
+
+    /// The filters an indexed book has now (`MemoCarry.Footprint`).
+    func footprint(of id: Int) -> MemoCarry.Footprint {
+        MemoCarry.Footprint(publisher: publisher[id] < 0 ? nil : Int(publisher[id]), ageMin: Int(ageMin[id]), ageMax: Int(ageMax[id]),
+                            categories: bookCategories[id].map(Int.init))
+    }
+
+    /// The filters `book` will have.
+    static func footprint(of book: CatalogBook) -> MemoCarry.Footprint {
+        MemoCarry.Footprint(publisher: book.publisherID, ageMin: book.ageMin, ageMax: book.ageMax, categories: book.categoryIDs)
+    }
+
+    /// What a browsing answer to `parameters` reads of a book (`MemoCarry.affectsBrowse`): its
+    /// category resolved as the answer resolves it.
+    public func browseFilters(_ parameters: CatalogParameters) -> MemoCarry.BrowseFilters {
+        let category = parameters.category.map { slug in slug.unicodeScalars.contains("\u{0}") ? -1 : categoryID(for: slug) ?? -1 }
+        return MemoCarry.BrowseFilters(publisher: parameters.publisher, age: parameters.age, category: category)
     }
 
     /// The countries whose catalog has `book` before and not after its change, or after and not

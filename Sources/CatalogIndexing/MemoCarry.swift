@@ -9,8 +9,8 @@ import Core
 /// `SearchText.typoMinLength` letters or more, one edit — a letter changed, added, dropped, or two
 /// neighbours swapped — from a prefix of it), so it never keeps an answer that changed.
 /// Answers without search words (browsing) are dropped when a book came or went or a changed
-/// book's filters or sort keys changed (`browsing`); a change that only alters words (a
-/// description) leaves them.
+/// book's filters or sort keys changed (`browsing`) — only those whose filters that book meets,
+/// before or after (`affectsBrowse`); a change that only alters words (a description) leaves them.
 ///
 /// `CatalogIndex.carry(changing:removing:)` builds the carry from what each book's change
 /// actually alters: nothing for a book whose indexed record is the same (a cover, a video, a
@@ -26,6 +26,9 @@ public struct MemoCarry: Sendable {
     private let letters: [(mask: UInt64, scalars: [Unicode.Scalar])]
     /// Whether answers without search words (browsing) may have changed.
     public let browsing: Bool
+    /// The filters of the books whose change reaches browsing answers, before and after (nil:
+    /// unknown — every browsing answer).
+    private let footprints: [Footprint]?
     /// What reaches only the answers in some countries' catalogs (books whose territory rules
     /// alone changed): those countries, and what to check the answers in them against besides.
     public var territorial: (countries: Set<String>, carry: MemoCarry)? { territorialPart.first }
@@ -39,8 +42,10 @@ public struct MemoCarry: Sendable {
     /// `lexemes`: every lexeme of the changed books, old and new (or only those a change added or
     /// removed, when nothing else about the book changed); `browsing`: whether a book's filters
     /// or sort keys changed; `territorial`: what reaches only some countries' catalogs.
-    public init(lexemes: some Sequence<String>, browsing: Bool = true, territorial: (countries: Set<String>, carry: MemoCarry)? = nil) {
+    public init(lexemes: some Sequence<String>, browsing: Bool = true, footprints: [Footprint]? = nil,
+                territorial: (countries: Set<String>, carry: MemoCarry)? = nil) {
         self.browsing = browsing
+        self.footprints = footprints
         territorialPart = territorial.map { [$0] } ?? []
         var prefixes = Set<String>()
         var letters: [(UInt64, [Unicode.Scalar])] = []
@@ -66,11 +71,48 @@ public struct MemoCarry: Sendable {
     }
 
     /// Whether an answer to a query with these search words may have changed — in `country`'s
-    /// catalog (nil: an answer no country narrows, the whole catalog).
-    public func affects(words: [String], synonyms: Synonyms = Synonyms(), country: String? = nil) -> Bool {
-        if words.isEmpty ? browsing : words.contains(where: { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) { return true }
+    /// catalog (nil: an answer no country narrows, the whole catalog); a browsing answer's
+    /// `filters` (`CatalogIndex.browseFilters`; nil: unknown).
+    public func affects(words: [String], synonyms: Synonyms = Synonyms(), country: String? = nil, filters: BrowseFilters? = nil) -> Bool {
+        if words.isEmpty ? affectsBrowse(filters) : words.contains(where: { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) { return true }
         guard let territorial, reaches(country) else { return false }
-        return territorial.carry.affects(words: words, synonyms: synonyms)
+        return territorial.carry.affects(words: words, synonyms: synonyms, filters: filters)
+    }
+
+    /// A changed book's filters on one side of its change: what a browsing answer reads of it.
+    /// (Ids compared in 32 bits, as the index keeps a book's: ids equal there count as equal.)
+    public struct Footprint: Sendable {
+        let publisher: Int32?
+        let ages: ClosedRange<Int>?
+        let categories: [Int32]
+        public init(publisher: Int?, ageMin: Int, ageMax: Int, categories: [Int]) {
+            self.publisher = publisher.map { Int32(truncatingIfNeeded: $0) }
+            ages = ageMin <= ageMax ? ageMin...ageMax : nil
+            self.categories = categories.map { Int32(truncatingIfNeeded: $0) }
+        }
+    }
+
+    /// The filters of a browsing answer: its publisher, age and category (-1: a category no
+    /// slug or id names — no book is in it).
+    public struct BrowseFilters: Sendable, Equatable {
+        public var publisher: Int?, age: Int?, category: Int?
+        public init(publisher: Int?, age: Int?, category: Int?) { self.publisher = publisher; self.age = age; self.category = category }
+    }
+
+    /// Whether a browsing answer with `filters` may have changed (nil: unknown). It reads a book
+    /// only through its filters: the page and total the books meeting all of them, the category
+    /// counts those meeting all but the category, the age bands' those meeting all but the age —
+    /// so a book of another publisher, or outside both the age and the category asked for,
+    /// before and after its change, changes none of it.
+    public func affectsBrowse(_ filters: BrowseFilters?) -> Bool {
+        guard browsing else { return false }
+        guard let footprints, let filters else { return true }
+        return footprints.contains { book in
+            guard filters.publisher.map({ book.publisher == Int32(truncatingIfNeeded: $0) }) ?? true else { return false }
+            let age = filters.age.map { age in book.ages?.contains(age) ?? false } ?? true
+            let category = filters.category.map { book.categories.contains(Int32(truncatingIfNeeded: $0)) } ?? true
+            return age || category
+        }
     }
 
     /// Whether the countries of `territorial` include `country` (nil: no country's catalog).

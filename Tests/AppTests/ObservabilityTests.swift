@@ -90,7 +90,16 @@ struct ObservabilityTests {
             // A commit, then a request: the engine applies one delta.
             try await app.sql.raw("UPDATE books SET title = 'Owl Night' WHERE id = \(bind: book)").run()
             _ = try await Self.fetch(url, "/api/v1/catalog/books?q=owl", headers: ["Authorization": "Bearer \(parent.token)"])
-            #expect(Self.sample(try await Self.fetch(url, "/metrics").body, "storytime_catalog_engine_deltas_applied_total") == deltas + 1)
+            let after = try await Self.fetch(url, "/metrics").body
+            #expect(Self.sample(after, "storytime_catalog_engine_deltas_applied_total") == deltas + 1)
+            // That search after the change was computed; asked again it is kept.
+            let computed = Self.sample(after, #"storytime_catalog_engine_answers{source="computed"}"#) ?? -1
+            let kept = Self.sample(after, #"storytime_catalog_engine_answers{source="kept"}"#) ?? -1
+            #expect(computed >= 1 && kept >= 0)
+            _ = try await Self.fetch(url, "/api/v1/catalog/books?q=owl", headers: ["Authorization": "Bearer \(parent.token)"])
+            let again = try await Self.fetch(url, "/metrics").body
+            #expect(Self.sample(again, #"storytime_catalog_engine_answers{source="kept"}"#) == kept + 1)
+            #expect(Self.sample(again, #"storytime_catalog_engine_answers{source="computed"}"#) == computed)
             // Through a proxy (a forwarded request) loopback is not enough; a token opens it.
             #expect(try await Self.fetch(url, "/metrics", headers: ["X-Forwarded-For": "203.0.113.9"]).status == 404)
             app.settings.metricsToken = "a-metrics-token-that-is-long-enough-0123"

@@ -28,7 +28,7 @@ struct ChangeCarryTests {
 
     enum Change: CaseIterable { case same, cover, description, weight, title, author, ages, youngest, created, publisher, category, rights, territory, translation, removal }
 
-    @Test("kept answers equal fresh ones after 400 changes of 15 kinds × 150 queries in 7 scopes (four countries' catalogs); a change of nothing an answer reads keeps them all, one of territory rules alone the other countries' browses")
+    @Test("kept answers equal fresh ones after 400 changes of 15 kinds × 150 queries in 7 scopes (four countries' catalogs); a change of nothing an answer reads keeps them all, one of territory rules alone the other countries' browses, one of a book's filters the browses whose filters it meets neither before nor after")
     func carriedAnswersAreRight() {
         var rng = Base.RNG(state: 41)
         let pool = Base.common + Base.rare
@@ -49,7 +49,7 @@ struct ChangeCarryTests {
         var answers = queries.map { index.answer($0.0, scope: $0.1) }
         var pages = answers.map { shown($0, index) }
         let cache = WordSetCache()
-        var kept = 0, keptAll = 0, unchanged = 0, territorial = 0, territoryBrowsesKept = 0
+        var kept = 0, keptAll = 0, unchanged = 0, territorial = 0, territoryBrowsesKept = 0, browsesKept = 0
         for version in 1...400 {
             let change = Change.allCases.randomElement(using: &rng)!
             // Territory rules change among a few books, so a rule is often replaced by another
@@ -102,12 +102,14 @@ struct ChangeCarryTests {
                 let fresh = index.answer(query, scope: scope)
                 let expansions = index.expansions(query.words, synonyms: Synonyms())
                 #expect(index.answer(query, expansions: expansions, scope: scope, cache: .init(cache, version: version)) == fresh, "a carried word set: \(query)")
-                if carry.affects(words: query.words, country: scope?.country) {
+                let filters = query.words.isEmpty ? index.browseFilters(query) : nil
+                if carry.affects(words: query.words, country: scope?.country, filters: filters) {
                     answers[i] = fresh
                     pages[i] = shown(fresh, index)
                     continue
                 }
                 keptHere += 1
+                if query.words.isEmpty && carry.browsing { browsesKept += 1 }
                 #expect(answers[i] == fresh, "\(change) of book \(id) kept a stale answer for \(query) in \(String(describing: scope))")
                 // A search's meta (highlights) is kept with its answer; a page without words shows
                 // the books as they are now (rendered per request).
@@ -116,12 +118,14 @@ struct ChangeCarryTests {
             kept += keptHere
             if carry.territorial != nil, !carry.browsing {
                 territorial += 1
-                territoryBrowsesKept += queries.count { $0.0.words.isEmpty && !carry.affects(words: [], country: $0.1?.country) }
+                territoryBrowsesKept += queries.count { $0.0.words.isEmpty && !carry.affects(words: [], country: $0.1?.country, filters: index.browseFilters($0.0)) }
             }
             if carry.changesNothing { keptAll += keptHere == queries.count ? 1 : 0 }
         }
         #expect(unchanged > 30 && keptAll >= unchanged, "unchanged books \(unchanged), changes keeping every answer \(keptAll)")
         #expect(kept > 400 * 150 / 3, "kept \(kept) of \(400 * 150)")
         #expect(territorial >= 4 && territoryBrowsesKept > territorial, "\(territorial) changes of territory rules alone kept \(territoryBrowsesKept) browses")
+        // A change of a book's filters keeps the browses whose filters it meets neither before nor after.
+        #expect(browsesKept > 400, "browses kept through changes of filters: \(browsesKept)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import Prometheus
+import Synchronization
 import Vapor
 
 /// The app's Prometheus metrics (swift-prometheus), served at `GET /metrics` (`MetricsController`)
@@ -87,6 +88,10 @@ final class AppMetrics: Sendable {
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_books", "Active books held by the catalog engine")).set(Double(engine.bookCount))
         for state in [CatalogEngine.State.off, .building, .ready, .failed] {
             registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_state", "1 for the engine's current state"), labels: [("state", state.rawValue)]).set(engine.state == state ? 1.0 : 0.0)
+        }
+        for (source, count) in [("kept", engine.answersKept.load(ordering: .relaxed)), ("computed", engine.answersComputed.load(ordering: .relaxed))] {
+            registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_answers", "Engine list answers since start, kept (from the answer memo) or computed"),
+                               labels: [("source", source)]).set(Double(count))
         }
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
             .set(Double(app.appServices.catalogCache.count))

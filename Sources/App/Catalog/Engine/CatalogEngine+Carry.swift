@@ -55,10 +55,11 @@ extension CatalogEngine {
         // What reaches only some countries' catalogs (`MemoCarry.territorial`), checked for the
         // answers in those (the country read from the key; one it cannot read counts as reached).
         func reached(_ entry: AnswerMemo.Entry, _ key: String) -> Bool {
-            if entry.words.isEmpty ? carry.browsing : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
+            if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
             guard let territorial = carry.territorial, let country = Self.keptCountry(key),
                   country == Self.unknownCountry || territorial.countries.contains(country) else { return false }
-            return entry.words.isEmpty || zip(entry.words, entry.forms).contains { verdict(territorial.carry, &territorialVerdicts, $0, $1) }
+            if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
+            return zip(entry.words, entry.forms).contains { verdict(territorial.carry, &territorialVerdicts, $0, $1) }
         }
         // No request changes a memo being carried: copies (copy-on-write) are read outside its lock.
         typealias Answers = [String: AnswerMemo.Entry]

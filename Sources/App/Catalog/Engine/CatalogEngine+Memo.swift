@@ -7,7 +7,9 @@ extension CatalogEngine {
     /// becomes the older, and an answer found in the older moves back — so the answers in use
     /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
     struct AnswerMemo {
-        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]])
+        /// An answer, its search words and their forms, and a browsing answer's filters (nil:
+        /// unknown — restored from a snapshot — or a search's).
+        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters?)
         /// Answers per generation. (Three times as many was measured slower under writes: the
         /// carry visits every kept answer.)
         static let limit = 4096
@@ -40,10 +42,15 @@ extension CatalogEngine {
     /// The memo's answer for `key` at `version`, computing and keeping it when absent.
     /// Kept with each answer: its words' forms and stem tokens (`SearchExpansion.forms`, one
     /// list per word), against which a change is checked (`MemoCarry`; a change of synonyms drops
-    /// the memo).
-    func memoized(_ key: String, words: [String], forms: [[String]], version: Int, _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
+    /// the memo) — or, for a browsing answer, its `filters` (`MemoCarry.affectsBrowse`).
+    func memoized(_ key: String, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters? = nil, version: Int,
+                  _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
         let known = memo.withLockedValue { $0.version == version ? $0.answer(key) : nil }
-        if let known { return known }
+        if let known {
+            answersKept.wrappingAdd(1, ordering: .relaxed)
+            return known
+        }
+        answersComputed.wrappingAdd(1, ordering: .relaxed)
         let answer = compute()
         memo.withLockedValue { memo in
             if memo.version != version {
@@ -51,7 +58,7 @@ extension CatalogEngine {
                 memo.version = version
                 memo.removeAll()
             }
-            memo.keep((answer, words, forms), key)
+            memo.keep((answer, words, forms, filters), key)
         }
         return answer
     }

@@ -47,7 +47,8 @@ extension CatalogEngine {
         }
         // The words' forms come with their expansions (one per word, in order).
         let forms = expansions.count == parameters.words.count ? expansions.map(\.forms) : parameters.words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }
-        return memoized(key, words: parameters.words, forms: forms, version: version) {
+        let filters = parameters.words.isEmpty ? index.browseFilters(parameters) : nil
+        return memoized(key, words: parameters.words, forms: forms, filters: filters, version: version) {
             guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline, cache: cache) }
             return index.answer(parameters, expansions: expansions,
                                 within: scopeBooks(narrowing, in: index, offline: offline, stateKey: stateKey, version: version), cache: cache)

@@ -5,6 +5,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import PostgresKit
 import PostgresNIO
+import Synchronization
 import Vapor
 
 /// The in-memory catalog of this instance (`CatalogIndex`), built at start-up in one streamed
@@ -29,6 +30,9 @@ final class CatalogEngine: @unchecked Sendable {
     /// the index, never on the clock; rights availability is rendered per request). Popular
     /// searches — many parents typing the same first letters — cost one computation per version.
     let memo = NIOLockedValueBox(AnswerMemo())
+    /// Answers taken from `memo` and answers computed since start (`memoized`: pages, and the
+    /// counts a miss's cause takes): the share computed is what changes and one-off searches cost.
+    let answersKept = Atomic<Int>(0), answersComputed = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())
     /// Common search words' sets at the index's current version (`WordSetCache`).
     let wordSets = WordSetCache()

@@ -105,8 +105,11 @@ enum EngineSnapshot {
         let keys = contents.answers.keys.sorted()
         try writer.int(keys.count)
         for key in keys {
-            let (answer, words, forms) = contents.answers[key]!
+            let (answer, words, forms, filters) = contents.answers[key]!
             try writer.string(key)
+            // A browsing answer's filters (`MemoCarry.BrowseFilters`): a flag, then each (Int.min: none).
+            try writer.bool(filters != nil)
+            if let filters { for value in [filters.publisher, filters.age, filters.category] { try writer.int(value ?? Int.min) } }
             try writer.int(words.count)
             for (word, wordForms) in zip(words, forms) {
                 try writer.string(word)
@@ -154,6 +157,11 @@ enum EngineSnapshot {
                 guard count >= 0 && count <= CatalogEngine.AnswerMemo.limit else { throw Refusal.damaged("kept answers") }
                 for _ in 0..<count {
                     let key = try reader.string()
+                    var filters: MemoCarry.BrowseFilters?
+                    if try reader.bool() {
+                        let values = try (0..<3).map { _ in try reader.int() }.map { $0 == Int.min ? nil : $0 }
+                        filters = MemoCarry.BrowseFilters(publisher: values[0], age: values[1], category: values[2])
+                    }
                     let wordCount = try reader.int()
                     guard wordCount >= 0 && wordCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
                     var words: [String] = [], forms: [[String]] = []
@@ -163,7 +171,7 @@ enum EngineSnapshot {
                         guard formCount >= 0 && formCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
                         forms.append(try (0..<formCount).map { _ in try reader.string() })
                     }
-                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words, forms)
+                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words, forms, filters)
                 }
                 guard reader.remaining == 8, contents.index.count == header.books else { throw Refusal.damaged("unexpected length") }
                 return (header, contents)
