@@ -68,8 +68,9 @@ speed_mix() {
         # ratio of throughputs on a shared machine, and what a carry or memo change moves.
         local computed
         computed=$(python3 -c "b = '$answers_before'.split(); a = '$(engine_answers)'.split()
-kept, made = int(a[0]) - int(b[0]), int(a[1]) - int(b[1])
-print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed')")
+kept, made, carries, took = int(a[0]) - int(b[0]), int(a[1]) - int(b[1]), int(a[2]) - int(b[2]), float(a[3]) - float(b[3])
+carry = f', carry {took * 1000 / carries:.1f} ms a change' if carries else ''
+print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
         case $role in
           A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
           B) baseB=$r; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
@@ -89,7 +90,8 @@ print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed')")
 # engine_answers: the engine's list answers since start, "KEPT COMPUTED" (`/metrics`, read from loopback).
 engine_answers() {
     curl -s "$base/metrics" | awk '/^storytime_catalog_engine_answers\{source="kept"\}/ { k = $2 } /^storytime_catalog_engine_answers\{source="computed"\}/ { c = $2 }
-        END { printf "%d %d\n", k, c }'
+        /^storytime_catalog_engine_carries / { n = $2 } /^storytime_catalog_engine_carry_seconds / { s = $2 }
+        END { printf "%d %d %d %.6f\n", k, c, n, s }'
 }
 
 # speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.

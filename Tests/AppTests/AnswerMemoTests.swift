@@ -8,7 +8,7 @@ import Testing
 @Suite("Kept answers")
 struct AnswerMemoTests {
     static func entry(_ total: Int) -> CatalogEngine.AnswerMemo.Entry {
-        (CatalogIndex.Answer(total: total, ids: [total], categoryCounts: [], ageBandCounts: []), ["w\(total)"], [["w\(total)"]], nil)
+        .init(CatalogIndex.Answer(total: total, ids: [total], categoryCounts: [], ageBandCounts: []), ["w\(total)"], [["w\(total)"]], nil)
     }
 
     @Test("an answer asked for now and then survives any number of one-off answers; a one-off one is gone two generations later")

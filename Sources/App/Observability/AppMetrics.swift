@@ -93,6 +93,10 @@ final class AppMetrics: Sendable {
             registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_answers", "Engine list answers since start, kept (from the answer memo) or computed"),
                                labels: [("source", source)]).set(Double(count))
         }
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carries", "Changes whose kept answers the engine carried since start"))
+            .set(Double(engine.carries.load(ordering: .relaxed)))
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carry_seconds", "Time the engine spent carrying kept answers through changes since start (answers are not kept meanwhile)"))
+            .set(Double(engine.carryMicroseconds.load(ordering: .relaxed)) / 1e6)
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
             .set(Double(app.appServices.catalogCache.count))
         statements.set(Double(app.appServices.queryCounter.count))

@@ -61,16 +61,50 @@ extension CatalogEngine {
             if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
             return zip(entry.words, entry.forms).contains { verdict(territorial.carry, &territorialVerdicts, $0, $1) }
         }
-        // No request changes a memo being carried: copies (copy-on-write) are read outside its lock.
+        // No request changes a memo being carried: copies (copy-on-write) are read outside its
+        // lock, and let go before the memos change — removing in place then copies nothing.
         typealias Answers = [String: AnswerMemo.Entry]
-        let answers = memo.withLockedValue { memo -> (current: Answers, older: Answers)? in
+        var answers = memo.withLockedValue { memo -> (current: Answers, older: Answers)? in
             memo.version == from && memo.carrying == to ? (memo.answers, memo.older) : nil
         }
-        if let answers {
-            let gone = answers.current.compactMap { reached($1, $0) ? $0 : nil } + answers.older.compactMap { reached($1, $0) ? $0 : nil }
+        typealias Search = (expansions: [[String: [SearchExpansion]]], meta: [String], synonyms: Synonyms)
+        var search = searchMemo.withLockedValue { memo -> Search? in
+            guard memo.version == from && memo.carrying == to else { return nil }
+            return ([memo.expansions.current, memo.expansions.previous], Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
+        }
+        var goneAnswers: [String] = [], goneExpansions: [String] = [], goneMeta: [String] = []
+        if let kept = answers {
+            goneAnswers = kept.current.compactMap { reached($1, $0) ? $0 : nil } + kept.older.compactMap { reached($1, $0) ? $0 : nil }
+        }
+        if let kept = search {
+            // A word's forms come with its kept expansion (made with the memo's synonyms); a key is
+            // one word (`keptExpansions`); a key of several words is split.
+            goneExpansions = kept.expansions.joined().compactMap { key, expansions -> String? in
+                if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) ? key : nil }
+                let words = key.split(separator: " ").map(String.init)
+                let reached = words.indices.contains { i in
+                    goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: kept.synonyms))
+                }
+                return reached ? key : nil
+            }
+            // A page's highlights stay when its answer stayed and offered no correction (which
+            // depends on another answer); the key is the answer's, less its locales.
+            // (Bytes and the dictionaries bound once: this runs for every kept page.)
+            let gone = Set(goneAnswers), current = answers?.current ?? [:], older = answers?.older ?? [:]
+            goneMeta = kept.meta.filter { key in
+                let answer = key.utf8.firstIndex(of: 3).map { String(Substring(key.utf8[..<$0])) } ?? key
+                if gone.contains(answer) { return true }
+                guard let entry = current[answer] ?? older[answer] else { return true }
+                return entry.answer.total < SearchMeta.fewResults
+            }
+        }
+        let carryingAnswers = answers != nil, carryingSearch = search != nil
+        answers = nil
+        search = nil
+        if carryingAnswers {
             memo.withLockedValue { memo in
                 guard memo.version == from, memo.carrying == to else { return }
-                for key in gone {
+                for key in goneAnswers {
                     memo.answers.removeValue(forKey: key)
                     memo.older.removeValue(forKey: key)
                 }
@@ -78,32 +112,11 @@ extension CatalogEngine {
                 memo.carrying = nil
             }
         }
-        typealias Search = (expansions: [[String: [SearchExpansion]]], meta: [String], synonyms: Synonyms)
-        guard let search = searchMemo.withLockedValue({ memo -> Search? in
-            guard memo.version == from && memo.carrying == to else { return nil }
-            return ([memo.expansions.current, memo.expansions.previous], Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
-        }) else { return }
-        // A word's forms come with its kept expansion (made with the memo's synonyms); a key is
-        // one word (`keptExpansions`); a key of several words is split.
-        let expansions = search.expansions.joined().compactMap { key, expansions -> String? in
-            if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) ? key : nil }
-            let words = key.split(separator: " ").map(String.init)
-            let reached = words.indices.contains { i in
-                goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: search.synonyms))
-            }
-            return reached ? key : nil
-        }
-        // A page's highlights stay when its answer stayed and offered no correction (which
-        // depends on another answer); the key is the answer's, less its locales.
-        let meta = search.meta.filter { key in
-            let answer = key.utf8.contains(3) ? String(key.prefix { $0 != "\u{3}" }) : key
-            guard let entry = answers?.current[answer] ?? answers?.older[answer] else { return true }
-            return reached(entry, answer) || entry.answer.total < SearchMeta.fewResults
-        }
+        guard carryingSearch else { return }
         searchMemo.withLockedValue { memo in
             guard memo.version == from, memo.carrying == to else { return }
-            memo.expansions.remove(expansions)
-            memo.meta.remove(meta)
+            memo.expansions.remove(goneExpansions)
+            memo.meta.remove(goneMeta)
             if !carry.changesNothing {
                 memo.suggestions.removeAll()
                 memo.causes.removeAll()
@@ -143,11 +156,13 @@ extension CatalogEngine {
     /// nil when none (an answer no scope narrows, the whole catalog; a scope without a country),
     /// `unknownCountry` when the key does not say clearly.
     static func keptCountry(_ key: String) -> String? {
-        guard let scope = key.lastIndex(of: "\u{2}") else { return nil }
-        guard let k = key[scope...].lastIndex(of: "k") else { return unknownCountry }
-        let country = key[key.index(after: k)...]
+        // Bytes, not characters: this runs for every kept answer at a change of territory rules.
+        let bytes = key.utf8
+        guard let scope = bytes.lastIndex(of: 2) else { return nil }
+        guard let k = bytes[scope...].lastIndex(of: UInt8(ascii: "k")) else { return unknownCountry }
+        let country = bytes[bytes.index(after: k)...]
         if country.isEmpty { return nil }
-        return country.utf8.count == 2 && country.utf8.allSatisfy({ (65...90).contains($0) }) ? String(country) : unknownCountry
+        return country.count == 2 && country.allSatisfy({ (65...90).contains($0) }) ? String(Substring(country)) : unknownCountry
     }
 
     static let unknownCountry = "*"

@@ -8,11 +8,21 @@ extension CatalogEngine {
     /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
     struct AnswerMemo {
         /// An answer, its search words and their forms, and a browsing answer's filters (nil:
-        /// unknown — restored from a snapshot — or a search's).
-        typealias Entry = (answer: CatalogIndex.Answer, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters?)
-        /// Answers per generation. (Three times as many was measured slower under writes: the
-        /// carry visits every kept answer.)
-        static let limit = 4096
+        /// unknown, or a search's). A class: the carry visits every entry, and a struct of five
+        /// arrays was retained and released five times over at each visit.
+        final class Entry: Sendable {
+            let answer: CatalogIndex.Answer
+            let words: [String]
+            let forms: [[String]]
+            let filters: MemoCarry.BrowseFilters?
+            init(_ answer: CatalogIndex.Answer, _ words: [String], _ forms: [[String]], _ filters: MemoCarry.BrowseFilters?) {
+                self.answer = answer; self.words = words; self.forms = forms; self.filters = filters
+            }
+        }
+        /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
+        /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
+        /// were computed. The carry visits every kept answer, after the change, off the lock.
+        static let limit = 16384
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
@@ -58,7 +68,7 @@ extension CatalogEngine {
                 memo.version = version
                 memo.removeAll()
             }
-            memo.keep((answer, words, forms, filters), key)
+            memo.keep(AnswerMemo.Entry(answer, words, forms, filters), key)
         }
         return answer
     }

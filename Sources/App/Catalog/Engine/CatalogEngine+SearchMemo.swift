@@ -13,12 +13,12 @@ struct SearchMemo {
     /// previous one and the previous one is dropped — one-off searches pass through without
     /// emptying what is in use (a looked-up entry of the previous generation is kept again in the
     /// current one).
-    static let limit = 8192
+    static let limit = 16384
     /// Expansions are per word and shared by every search holding it, while a page's meta and a
-    /// miss's cause are per request: the words get generations of their own, four times as large,
+    /// miss's cause are per request: the words get generations of their own, twice as large,
     /// so a stream of one-off searches (a meta each, half of them a cause) does not push out the
     /// words the next searches type again (~1 kB a word: ≤ 64 MB at the limit, both generations).
-    static let expansionsLimit = 4 * limit
+    static let expansionsLimit = 32768
     var version = -1
     var synonyms = Synonyms()
     var expansions = Generations<[SearchExpansion]>(limit: expansionsLimit)

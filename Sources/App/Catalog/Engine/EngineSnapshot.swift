@@ -105,7 +105,8 @@ enum EngineSnapshot {
         let keys = contents.answers.keys.sorted()
         try writer.int(keys.count)
         for key in keys {
-            let (answer, words, forms, filters) = contents.answers[key]!
+            let entry = contents.answers[key]!
+            let (answer, words, forms, filters) = (entry.answer, entry.words, entry.forms, entry.filters)
             try writer.string(key)
             // A browsing answer's filters (`MemoCarry.BrowseFilters`): a flag, then each (Int.min: none).
             try writer.bool(filters != nil)
@@ -171,7 +172,7 @@ enum EngineSnapshot {
                         guard formCount >= 0 && formCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
                         forms.append(try (0..<formCount).map { _ in try reader.string() })
                     }
-                    contents.answers[key] = (try CatalogIndex.Answer(snapshot: &reader), words, forms, filters)
+                    contents.answers[key] = CatalogEngine.AnswerMemo.Entry(try CatalogIndex.Answer(snapshot: &reader), words, forms, filters)
                 }
                 guard reader.remaining == 8, contents.index.count == header.books else { throw Refusal.damaged("unexpected length") }
                 return (header, contents)
