@@ -39,6 +39,19 @@ extension CatalogEngine {
         return answers || search
     }
 
+    /// `finishCarry` in a task of its own (`merging`), counted and timed (`carries`).
+    func startCarry(from: Int, to: Int, _ carry: MemoCarry) {
+        merging.withLockedValue {
+            $0 = Task {
+                let start = ContinuousClock.now
+                self.finishCarry(from: from, to: to, carry)
+                let took = start.duration(to: .now)
+                self.carries.wrappingAdd(1, ordering: .relaxed)
+                self.carryMicroseconds.wrappingAdd(Int(took.components.seconds) * 1_000_000 + Int(took.components.attoseconds / 1_000_000_000_000), ordering: .relaxed)
+            }
+        }
+    }
+
     /// Removes from the memos the entries `carry` reaches and moves them from `from` to `to` —
     /// unless another change came first (it emptied them).
     func finishCarry(from: Int, to: Int, _ carry: MemoCarry) {

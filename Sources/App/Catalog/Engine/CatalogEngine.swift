@@ -33,7 +33,7 @@ final class CatalogEngine: @unchecked Sendable {
     /// Answers taken from `memo` and answers computed since start (`memoized`: pages, and the
     /// counts a miss's cause takes): the share computed is what changes and one-off searches cost.
     let answersKept = Atomic<Int>(0), answersComputed = Atomic<Int>(0)
-    /// Carries finished (`finishCarry`) and the microseconds they took: while one runs, answers
+    /// Carries finished (`startCarry`) and the microseconds they took: while one runs, answers
     /// at the new version are computed and not kept.
     let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())
@@ -199,17 +199,7 @@ final class CatalogEngine: @unchecked Sendable {
                 guard self.beginCarry(from: before, to: self.version, carried, in: self.index), let carried else { return (true, nil) }
                 return (true, (before, self.version, carried))
             }
-            if let merge {
-                self.merging.withLockedValue {
-                    $0 = Task {
-                        let start = ContinuousClock.now
-                        self.finishCarry(from: merge.from, to: merge.to, merge.carry)
-                        let took = start.duration(to: .now)
-                        self.carries.wrappingAdd(1, ordering: .relaxed)
-                        self.carryMicroseconds.wrappingAdd(Int(took.components.seconds) * 1_000_000 + Int(took.components.attoseconds / 1_000_000_000_000), ordering: .relaxed)
-                    }
-                }
-            }
+            if let merge { self.startCarry(from: merge.from, to: merge.to, merge.carry) }
             if applied { self.onDelta() }
             return false
         }
