@@ -58,7 +58,7 @@ extension CatalogIndex {
 
     /// The filters an indexed book has now (`MemoCarry.Footprint`).
     func footprint(of id: Int) -> MemoCarry.Footprint {
-        MemoCarry.Footprint(publisher: publisher[id] < 0 ? nil : Int(publisher[id]), ageMin: Int(ageMin[id]), ageMax: Int(ageMax[id]),
+        MemoCarry.Footprint(publisher: publisher[id] == -1 ? .unknown : .id(publisher[id]), ageMin: Int(ageMin[id]), ageMax: Int(ageMax[id]),
                             categories: bookCategories[id].map(Int.init))
     }
 

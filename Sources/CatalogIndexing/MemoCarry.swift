@@ -82,13 +82,19 @@ public struct MemoCarry: Sendable {
     /// A changed book's filters on one side of its change: what a browsing answer reads of it.
     /// (Ids compared in 32 bits, as the index keeps a book's: ids equal there count as equal.)
     public struct Footprint: Sendable {
-        let publisher: Int32?
+        /// A book's publisher: none, one, or not known (the index's 32 bits read back as its
+        /// "none" — an id ≡ -1 mod 2³² is stored the same — so any publisher filter may count it).
+        public enum Publisher: Sendable { case none, id(Int32), unknown }
+        let publisher: Publisher
         let ages: ClosedRange<Int>?
         let categories: [Int32]
-        public init(publisher: Int?, ageMin: Int, ageMax: Int, categories: [Int]) {
-            self.publisher = publisher.map { Int32(truncatingIfNeeded: $0) }
+        public init(publisher: Publisher, ageMin: Int, ageMax: Int, categories: [Int]) {
+            self.publisher = publisher
             ages = ageMin <= ageMax ? ageMin...ageMax : nil
             self.categories = categories.map { Int32(truncatingIfNeeded: $0) }
+        }
+        public init(publisher: Int?, ageMin: Int, ageMax: Int, categories: [Int]) {
+            self.init(publisher: publisher.map { .id(Int32(truncatingIfNeeded: $0)) } ?? .none, ageMin: ageMin, ageMax: ageMax, categories: categories)
         }
     }
 
@@ -108,7 +114,13 @@ public struct MemoCarry: Sendable {
         guard browsing else { return false }
         guard let footprints, let filters else { return true }
         return footprints.contains { book in
-            guard filters.publisher.map({ book.publisher == Int32(truncatingIfNeeded: $0) }) ?? true else { return false }
+            if let asked = filters.publisher {
+                switch book.publisher {
+                case .none: return false
+                case .id(let id): guard id == Int32(truncatingIfNeeded: asked) else { return false }
+                case .unknown: break
+                }
+            }
             let age = filters.age.map { age in book.ages?.contains(age) ?? false } ?? true
             let category = filters.category.map { book.categories.contains(Int32(truncatingIfNeeded: $0)) } ?? true
             return age || category

@@ -57,6 +57,17 @@ struct SearchMemoTests {
         #expect(fresh == nil)   // a new version starts empty
     }
 
+    @Test("a page's meta ages by its bytes too: a generation never holds more than its byte limit")
+    func metaByBytes() {
+        var meta = SearchMemo.Generations<[UInt8]>(limit: 100, byteLimit: 1_000)
+        for i in 0..<10 {
+            meta.keep([UInt8](repeating: 1, count: 300), "page \(i)")
+            #expect(meta.current.values.reduce(0) { $0 + $1.count } <= 1_000 && meta.bytes <= 1_000)
+        }
+        #expect(meta.current.count == 1 && meta.previous.count == 3)   // 10 pages of 300 bytes: generations of 3
+        #expect(SearchMemo().meta.byteLimit == 32 << 20 && SearchMemo().expansions.byteLimit == .max)
+    }
+
     @Test("one-off searches' metas and causes (one per request) do not push out the words' expansions: those have generations of their own")
     func wordsOutlastOneOffPages() {
         var memo = SearchMemo()

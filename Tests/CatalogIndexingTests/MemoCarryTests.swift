@@ -49,4 +49,28 @@ struct MemoCarryTests {
             #expect(Self.rule(word, lexeme) == expected, "the rule: \(word) in \(lexeme)")
         }
     }
+
+    @Test("a browse filtered by a publisher whose id passes 2³¹ (or reads back as the index's 'none') is reached when that publisher's book goes")
+    func publishersPastThirtyTwoBits() {
+        var rng = CatalogIndexTests.RNG(state: 9)
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...3 { books[id] = CatalogIndexTests.randomBook(id, &rng) }
+        books[1]!.publisherID = 2_147_483_648
+        books[2]!.publisherID = 4_294_967_295   // stored in 32 bits as the index's "none" (-1)
+        books[3]!.publisherID = nil
+        let index = CatalogIndexTests.bulk(books)
+        for (id, publisher) in [(1, 2_147_483_648), (2, 4_294_967_295)] {
+            let carry = index.carry(changing: [], removing: [id])
+            #expect(carry.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: publisher, age: nil, category: nil)), "book \(id)")
+        }
+        // An indexed book of no publisher reads back as that id would: any publisher's browse counts it (it drops, to be safe).
+        let none = index.carry(changing: [], removing: [3])
+        #expect(none.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: 7, age: nil, category: nil)))
+        // A book arriving with no publisher is known to be none's: publishers' browses stay.
+        var fresh = CatalogIndexTests.randomBook(4, &rng)
+        fresh.publisherID = nil
+        let arriving = index.carry(changing: [fresh], removing: [])
+        #expect(!arriving.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: 7, age: nil, category: nil)))
+        #expect(arriving.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: nil, age: nil, category: nil)))
+    }
 }

@@ -93,7 +93,7 @@ final class AppMetrics: Sendable {
             registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_answers", "Engine list answers since start, kept (from the answer memo) or computed"),
                                labels: [("source", source)]).set(Double(count))
         }
-        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carries", "Changes whose kept answers the engine carried since start"))
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carries", "Carries of the engine's kept answers through changes since start (one a change; a newer change may cut one short)"))
             .set(Double(engine.carries.load(ordering: .relaxed)))
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carry_seconds", "Time the engine spent carrying kept answers through changes since start (answers are not kept meanwhile)"))
             .set(Double(engine.carryMicroseconds.load(ordering: .relaxed)) / 1e6)

@@ -22,7 +22,8 @@ struct SearchMemo {
     var version = -1
     var synonyms = Synonyms()
     var expansions = Generations<[SearchExpansion]>(limit: expansionsLimit)
-    var meta = Generations<[UInt8]>()
+    /// A page's meta is bytes of up to 100 books' highlights: its generations also age past 32 MB.
+    var meta = Generations<[UInt8]>(byteLimit: 32 << 20)
     var suggestions = Generations<[SuggestionDTO]>()
     /// Why a search found nothing (`missCause`), per answer key.
     var causes = Generations<SearchMisses.Cause>()
@@ -32,17 +33,22 @@ struct SearchMemo {
     /// Values by key in two generations of at most `limit` entries each.
     struct Generations<Value> {
         var limit = SearchMemo.limit
+        /// For values that are bytes: the bytes a generation holds at most (`bytes` so far).
+        var byteLimit = Int.max
+        var bytes = 0
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
 
-        mutating func age() { previous = current; current.removeAll(keepingCapacity: true) }
+        mutating func age() { previous = current; current.removeAll(keepingCapacity: true); bytes = 0 }
 
-        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll() }
+        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll(); bytes = 0 }
 
         /// Keeps `value` under `key` in the current generation (aged first when full).
         mutating func keep(_ value: Value, _ key: String) {
-            if current.count >= limit && current[key] == nil { age() }
+            let cost = byteLimit == .max ? 0 : (value as? [UInt8])?.count ?? 0
+            if current[key] == nil && (current.count >= limit || bytes + cost > byteLimit) { age() }
             current[key] = value
+            bytes += cost
         }
 
         /// The value kept under `key`, moved into the current generation when found in the previous one.
