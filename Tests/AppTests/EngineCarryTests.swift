@@ -1,4 +1,5 @@
 @testable import App
+import CatalogIndexing
 import Core
 import Foundation
 import NIOConcurrencyHelpers
@@ -13,7 +14,7 @@ import VaporTesting
 /// what it kept through the change — exactly as the SQL path answers them.
 @Suite("Engine carry")
 struct EngineCarryTests {
-    @Test("while a change's carry runs, answers at the new version are computed and not kept; then what it reached is gone and the rest kept", .app)
+    @Test("while a change's carry runs, a kept answer it does not reach is served, one it reaches is computed and not kept; then what it reached is gone and the rest kept", .app)
     func answeredWhileCarrying() async throws {
         let app = try app()
         let engine = app.appServices.catalogEngine
@@ -33,13 +34,26 @@ struct EngineCarryTests {
         #expect(try await titles("q=bear") == ["Bear Snores"])
         let before = kept().count
         #expect(before == 4)
+        // Their pages' meta kept too, as the engine is asked below (the API's keys name the locales).
+        for query in ["q=owl", "q=moo", "q=bear"] { _ = engine.page(try CatalogParameters(QueryParameters(query: query)), now: Date()) }
+        #expect(engine.searchMemo.withLockedValue { $0.meta.current.count } >= 3)
         let during = NIOLockedValueBox<[[String]]>([])
+        // Per query asked during the carry: whether an answer was served from the memo, and whether
+        // one was computed (a page with few results also asks for its spelling correction's).
+        let servedKept = NIOLockedValueBox<[Bool]>([]), computed = NIOLockedValueBox<[Bool]>([]), highlighted = NIOLockedValueBox<[Bool]>([])
         engine.whileCarrying.withLockedValue {
             $0 = {
-                for query in ["q=owl", "q=moo", "q=cat"] {
+                for query in ["q=owl", "q=moo", "q=cat", "q=bear", ""] {
+                    let keptBefore = engine.answersKept.load(ordering: .relaxed), computedBefore = engine.answersComputed.load(ordering: .relaxed)
                     let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
-                    let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
-                    during.withLockedValue { $0.append((data ?? []).compactMap { $0["title"] as? String }.sorted()) }
+                    servedKept.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
+                    computed.withLockedValue { $0.append(engine.answersComputed.load(ordering: .relaxed) > computedBefore) }
+                    let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+                    let data = json?["data"] as? [[String: Any]] ?? []
+                    during.withLockedValue { $0.append(data.compactMap { $0["title"] as? String }.sorted()) }
+                    // The page's highlights are its own books' (a kept meta of a reached answer is not served).
+                    let highlights = (json?["meta"] as? [String: Any])?["highlights"] as? [[String: Any]]
+                    if !query.isEmpty { highlighted.withLockedValue { $0.append(highlights?.compactMap { $0["id"] as? Int } == data.compactMap { $0["id"] as? Int }) } }
                 }
             }
         }
@@ -47,7 +61,11 @@ struct EngineCarryTests {
         #expect(try await titles("q=bear") == ["Bear Snores"])   // the catch-up
         await engine.carried()
         engine.whileCarrying.withLockedValue { $0 = nil }
-        #expect(during.withLockedValue { $0 } == [["Owl Babies"], [], ["Cat Nap"]])   // the new version's answers, not the kept ones
+        // The new version's answers: "bear" from the kept one (the change cannot reach it), the
+        // rest computed — the words of the changed title, and the browse it is in.
+        #expect(during.withLockedValue { $0 } == [["Owl Babies"], [], ["Cat Nap"], ["Bear Snores"], ["Bear Snores", "Cat Nap", "Owl Babies"]])
+        #expect(servedKept.withLockedValue { $0[3] } && computed.withLockedValue { [$0[0], $0[1], $0[2], $0[4]] } == [true, true, true, true])
+        #expect(highlighted.withLockedValue { $0 } == [true, true, true, true])
         #expect(engine.memo.withLockedValue { $0.version == engine.currentVersion && $0.carrying == nil })
         #expect(kept().count == 1)   // "bear" stayed; what the change reached went, and what was asked during the carry was not kept
         #expect(try await titles("q=owl") == ["Owl Babies"])
@@ -106,6 +124,16 @@ struct EngineCarryTests {
         let queries = (0..<25).map { _ in CatalogEngineTests.randomQuery(&random, words: words, slugs: slugs, categoryIDs: categoryIDs, publishers: publishers) }
         var seen: [Int] = []
         var compared = 0, kept = 0, kinds: [Int: Int] = [:]
+        // Each round, the queries asked of the engine while the change's carry runs (served what
+        // it kept and the carry does not reach: `CarryCheck`) and again after it: the same bodies.
+        let engine = app.appServices.catalogEngine
+        let scopes = [CatalogScope(country: "JP"), CatalogScope(maxAge: 8, blockedCategories: [categoryIDs[0]], country: "JP")]
+        let parameters = try queries.map { try CatalogParameters(QueryParameters(query: $0)) }
+        @Sendable func bodies() -> [String] {
+            parameters.flatMap { p in scopes.map { String(buffer: engine.page(p, scope: $0, now: Date()).body) } }
+        }
+        let during = NIOLockedValueBox<[String]>([])
+        var servedDuring = 0
         for round in 0...30 {
             if round > 0 {
                 // A book a kept answer showed, half the time.
@@ -125,11 +153,23 @@ struct EngineCarryTests {
                 case 8: "UPDATE books SET age_min = 0, age_max = least(18, age_max + 3) WHERE id = \(bind: book)"
                 default: "UPDATE rights_windows SET ends_at = now() + interval '3 years' WHERE book_id = \(bind: book) AND ends_at IS NULL"
                 }
+                during.withLockedValue { $0 = [] }
+                engine.whileCarrying.withLockedValue { $0 = { during.withLockedValue { $0 = bodies() } } }
+                let keptBefore = engine.answersKept.load(ordering: .relaxed)
                 try await app.sql.raw(change).run()
                 // Caught up and carried before the first question, so every answer kept through the change is read.
-                let engine = app.appServices.catalogEngine
                 try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
                 await engine.carried()
+                engine.whileCarrying.withLockedValue { $0 = nil }
+                servedDuring += engine.answersKept.load(ordering: .relaxed) - keptBefore
+                let asked = during.withLockedValue { $0 }
+                // (No carry: the change altered nothing an answer reads, or emptied the memos.)
+                if !asked.isEmpty {
+                    let after = bodies()
+                    for i in asked.indices where asked[i] != after[i] {
+                        Issue.record("round \(round), kind \(kind): \(queries[i / 2]) in scope \(i % 2) during the carry\n\(asked[i].prefix(400))\nafter:\n\(after[i].prefix(400))")
+                    }
+                }
                 kept += engine.memo.withLockedValue { $0.answers.count + $0.older.count }
             }
             for query in queries {
@@ -145,5 +185,6 @@ struct EngineCarryTests {
         }
         #expect(compared == 31 * 50 && seen.count > 50 && kinds.count >= 8, "\(compared) compared, \(seen.count) books seen, kinds \(kinds)")
         #expect(kept > 30 * 10, "\(kept) answers kept through the changes")   // most of the 50 kept per round stay
+        #expect(servedDuring > 30 * 5, "\(servedDuring) answers served from the kept ones during carries")
     }
 }

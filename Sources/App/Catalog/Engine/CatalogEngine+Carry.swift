@@ -5,9 +5,10 @@ import NIOConcurrencyHelpers
 /// What a change of the catalog leaves of the memos (`MemoCarry`: which answers it cannot have
 /// reached), in two steps. `beginCarry`, under the index's write lock with the change, moves the
 /// sets kept per index state and marks the memos as carried to the new version: until they are,
-/// an answer at the new version is computed and not kept (the memos stay as they were at the old
-/// version; no request reads them). `finishCarry` then — after the lock, in a task of its own —
-/// removes the entries the change reaches and moves the memos to the new version.
+/// the memos stay as they were at the old version, and a request at the new version is served a
+/// kept entry the carry does not reach (vetted on the spot: `CarryCheck`), else computed and not
+/// kept. `finishCarry` then — after the lock, in a task of its own — removes the entries the
+/// change reaches and moves the memos to the new version.
 ///
 /// Visiting every kept answer and search under the write lock held every request for ~7 ms per
 /// change, and before it, every request that read the new version waited for it: the p99 of
@@ -26,6 +27,7 @@ extension CatalogEngine {
                 return false
             }
             memo.carrying = to
+            memo.carry = carry
             return true
         }
         let search = searchMemo.withLockedValue { memo in
@@ -34,6 +36,7 @@ extension CatalogEngine {
                 return false
             }
             memo.carrying = to
+            memo.carry = carry
             return true
         }
         return answers || search
@@ -56,24 +59,7 @@ extension CatalogEngine {
     /// unless another change came first (it emptied them).
     func finishCarry(from: Int, to: Int, _ carry: MemoCarry) {
         whileCarrying.withLockedValue { $0 }?()
-        // Whether `carry` may match a word, worked out once per word.
-        func verdict(_ carry: MemoCarry, _ verdicts: inout [String: Bool], _ word: String, _ forms: [String]) -> Bool {
-            if let known = verdicts[word] { return known }
-            let verdict = carry.mayMatch(word, forms: forms)
-            verdicts[word] = verdict
-            return verdict
-        }
-        var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:]
-        func goes(_ word: String, _ forms: [String]) -> Bool { verdict(carry, &verdicts, word, forms) }
-        // What reaches only some countries' catalogs (`MemoCarry.territorial`), checked for the
-        // answers in those (the country read from the key; one it cannot read counts as reached).
-        func reached(_ entry: AnswerMemo.Entry, _ key: String) -> Bool {
-            if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
-            guard let territorial = carry.territorial, let country = Self.keptCountry(key),
-                  country == Self.unknownCountry || territorial.countries.contains(country) else { return false }
-            if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
-            return zip(entry.words, entry.forms).contains { verdict(territorial.carry, &territorialVerdicts, $0, $1) }
-        }
+        var check = CarryCheck(carry)
         // No request changes a memo being carried: copies (copy-on-write) are read outside its
         // lock, and let go before the memos change — removing in place then copies nothing.
         typealias Answers = [String: AnswerMemo.Entry]
@@ -87,28 +73,18 @@ extension CatalogEngine {
         }
         var goneAnswers: [String] = [], goneExpansions: [String] = [], goneMeta: [String] = []
         if let kept = answers {
-            goneAnswers = kept.current.compactMap { reached($1, $0) ? $0 : nil } + kept.older.compactMap { reached($1, $0) ? $0 : nil }
+            goneAnswers = kept.current.compactMap { check.reaches($1, $0) ? $0 : nil } + kept.older.compactMap { check.reaches($1, $0) ? $0 : nil }
         }
         if let kept = search {
-            // A word's forms come with its kept expansion (made with the memo's synonyms); a key is
-            // one word (`keptExpansions`); a key of several words is split.
-            goneExpansions = kept.expansions.joined().compactMap { key, expansions -> String? in
-                if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) ? key : nil }
-                let words = key.split(separator: " ").map(String.init)
-                let reached = words.indices.contains { i in
-                    goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: kept.synonyms))
-                }
-                return reached ? key : nil
+            // A word's forms come with its kept expansion (made with the memo's synonyms).
+            goneExpansions = kept.expansions.joined().compactMap { key, expansions in
+                check.reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) ? key : nil
             }
-            // A page's highlights stay when its answer stayed and offered no correction (which
-            // depends on another answer); the key is the answer's, less its locales.
-            // (Bytes and the dictionaries bound once: this runs for every kept page.)
+            // (The dictionaries bound once: this runs for every kept page.)
             let gone = Set(goneAnswers), current = answers?.current ?? [:], older = answers?.older ?? [:]
             goneMeta = kept.meta.filter { key in
-                let answer = key.utf8.firstIndex(of: 3).map { String(Substring(key.utf8[..<$0])) } ?? key
-                if gone.contains(answer) { return true }
-                guard let entry = current[answer] ?? older[answer] else { return true }
-                return entry.answer.total < SearchMeta.fewResults
+                let answer = CarryCheck.answerKey(ofMeta: key)
+                return !CarryCheck.metaStays(with: current[answer] ?? older[answer], answerReached: gone.contains(answer))
             }
         }
         let carryingAnswers = answers != nil, carryingSearch = search != nil
@@ -123,6 +99,7 @@ extension CatalogEngine {
                 }
                 memo.version = to
                 memo.carrying = nil
+                memo.carry = nil
             }
         }
         guard carryingSearch else { return }
@@ -136,6 +113,7 @@ extension CatalogEngine {
             }
             memo.version = to
             memo.carrying = nil
+            memo.carry = nil
         }
     }
 

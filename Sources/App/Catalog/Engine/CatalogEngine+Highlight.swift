@@ -14,7 +14,13 @@ extension CatalogEngine {
         }
         guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else { return compute() }
         // Highlights point into the text shown, so they are kept per locale (after \u{3}).
-        return searchMemoized(\.meta, key + (locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")), version: version, synonyms: synonyms, compute)
+        // While the memos are carried: kept when its answer is kept through the carry.
+        func stays(_ meta: [UInt8], _ check: inout CarryCheck) -> Bool {
+            let entry = memo.withLockedValue { $0.carrying == version ? $0.answers[key] ?? $0.older[key] : nil }
+            return CarryCheck.metaStays(with: entry, answerReached: entry.map { check.reaches($0, key) } ?? true)
+        }
+        return searchMemoized(\.meta, key + (locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")), version: version, synonyms: synonyms,
+                              stays: stays, compute)
     }
 
     /// The search's meta computed: `"did_you_mean":…,` when a correction finds more (`correct`),

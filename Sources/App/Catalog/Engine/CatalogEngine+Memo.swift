@@ -26,9 +26,11 @@ extension CatalogEngine {
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
-        /// The version these answers are being carried to (`finishCarry`): until they are, an
-        /// answer at it is computed and not kept.
+        /// The version these answers are being carried to (`finishCarry`) and the carry: until
+        /// they are, an answer at it is served from them when the carry does not reach it
+        /// (`CarryCheck`), else computed and not kept.
         var carrying: Int?
+        var carry: MemoCarry?
 
         mutating func answer(_ key: String) -> CatalogIndex.Answer? {
             if let entry = answers[key] { return entry.answer }
@@ -46,17 +48,25 @@ extension CatalogEngine {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
             carrying = nil
+            carry = nil
         }
     }
 
-    /// The memo's answer for `key` at `version`, computing and keeping it when absent.
+    /// The memo's answer for `key` at `version`, computing and keeping it when absent (while the
+    /// memo is carried to `version`: the kept one when the carry does not reach it, `CarryCheck`).
     /// Kept with each answer: its words' forms and stem tokens (`SearchExpansion.forms`, one
     /// list per word), against which a change is checked (`MemoCarry`; a change of synonyms drops
     /// the memo) — or, for a browsing answer, its `filters` (`MemoCarry.affectsBrowse`).
     func memoized(_ key: String, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters? = nil, version: Int,
                   _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
-        let known = memo.withLockedValue { $0.version == version ? $0.answer(key) : nil }
-        if let known {
+        let (known, carried) = memo.withLockedValue { memo -> (CatalogIndex.Answer?, (AnswerMemo.Entry, MemoCarry)?) in
+            if memo.version == version { return (memo.answer(key), nil) }
+            // Being carried to `version`: the kept entry, left where it is, to vet.
+            guard memo.carrying == version, let carry = memo.carry, let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
+            return (nil, (entry, carry))
+        }
+        var check = carried.map { CarryCheck($0.1) }
+        if let known = known ?? carried.flatMap({ check?.reaches($0.0, key) == false ? $0.0.answer : nil }) {
             answersKept.wrappingAdd(1, ordering: .relaxed)
             return known
         }

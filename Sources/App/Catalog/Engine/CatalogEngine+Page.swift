@@ -31,7 +31,8 @@ extension CatalogEngine {
     /// on the others: "james zorr" and "james viaje" walk "james" once), computed and kept when absent.
     func keptExpansions(_ words: [String], in index: CatalogIndex, version: Int, synonyms: Synonyms) -> [SearchExpansion] {
         words.flatMap { word in
-            searchMemoized(\.expansions, word, version: version, synonyms: synonyms) { index.expansions([word], synonyms: synonyms) }
+            searchMemoized(\.expansions, word, version: version, synonyms: synonyms,
+                           stays: { !$1.reaches(expansionsOf: word, $0, synonyms: synonyms) }) { index.expansions([word], synonyms: synonyms) }
         }
     }
 

@@ -27,8 +27,9 @@ struct SearchMemo {
     var suggestions = Generations<[SuggestionDTO]>()
     /// Why a search found nothing (`missCause`), per answer key.
     var causes = Generations<SearchMisses.Cause>()
-    /// The version this memo is being carried to (`AnswerMemo.carrying`).
+    /// The version this memo is being carried to and the carry (`AnswerMemo.carrying`).
     var carrying: Int?
+    var carry: MemoCarry?
 
     /// Values by key in two generations of at most `limit` entries each.
     struct Generations<Value> {
@@ -50,6 +51,9 @@ struct SearchMemo {
             current[key] = value
             bytes += cost
         }
+
+        /// The value kept under `key`, left where it is (a memo being carried does not change).
+        func peek(_ key: String) -> Value? { current[key] ?? previous[key] }
 
         /// The value kept under `key`, moved into the current generation when found in the previous one.
         mutating func lookup(_ key: String) -> Value? {
@@ -83,11 +87,21 @@ struct SearchMemo {
 }
 
 extension CatalogEngine {
-    /// `compute`d once per version, synonyms and `key` in `path` of the search memo.
+    /// `compute`d once per version, synonyms and `key` in `path` of the search memo. While the
+    /// memo is carried to `version`, a kept value is served when `stays` finds the carry does not
+    /// reach it (`CarryCheck`; nil: computed until carried).
     func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
-                           _ compute: () -> T) -> T {
-        if let known = searchMemo.withLockedValue({ memo in memo.adopt(version: version, synonyms: synonyms) ? memo.lookup(path, key) : nil }) {
-            return known
+                           stays: ((T, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
+        let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, MemoCarry)?) in
+            if memo.adopt(version: version, synonyms: synonyms) { return (memo.lookup(path, key), nil) }
+            guard stays != nil, memo.carrying == version, memo.synonyms == synonyms, let carry = memo.carry,
+                  let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
+            return (nil, (value, carry))
+        }
+        if let known { return known }
+        if let (value, carry) = carried, let stays {
+            var check = CarryCheck(carry)
+            if stays(value, &check) { return value }
         }
         let value = compute()
         searchMemo.withLockedValue { memo in

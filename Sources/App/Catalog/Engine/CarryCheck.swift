@@ -1,0 +1,61 @@
+import CatalogIndexing
+import Core
+
+/// Whether a change's carry (`MemoCarry`) may reach a kept entry — the one rule for the carry
+/// that removes what it reaches (`finishCarry`, every kept entry) and for a request answered
+/// while it runs (the entry it asks for, vetted on the spot and served when not reached: the
+/// ~25 ms a carry takes computed every answer at the new version).
+/// Verdicts are worked out once per word (and once more for what reaches only some countries).
+struct CarryCheck {
+    let carry: MemoCarry
+    private var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:]
+
+    init(_ carry: MemoCarry) { self.carry = carry }
+
+    /// Whether the carry may match `word` (whose forms and stem tokens are `forms`).
+    mutating func goes(_ word: String, _ forms: [String]) -> Bool {
+        if let known = verdicts[word] { return known }
+        let verdict = carry.mayMatch(word, forms: forms)
+        verdicts[word] = verdict
+        return verdict
+    }
+
+    /// Whether the carry may reach the answer kept under `key`: a word of its search, or for a
+    /// browse its filters (`MemoCarry.affectsBrowse`); what reaches only some countries' catalogs
+    /// (`MemoCarry.territorial`) is checked for the answers in those (the country read from the
+    /// key; one it cannot read counts as reached).
+    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool {
+        if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
+        guard let territorial = carry.territorial, let country = CatalogEngine.keptCountry(key),
+              country == CatalogEngine.unknownCountry || territorial.countries.contains(country) else { return false }
+        if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
+        return zip(entry.words, entry.forms).contains { word, forms in
+            if let known = territorialVerdicts[word] { return known }
+            let verdict = territorial.carry.mayMatch(word, forms: forms)
+            territorialVerdicts[word] = verdict
+            return verdict
+        }
+    }
+
+    /// Whether the carry may reach the words' expansions kept under `key` (one word, or several
+    /// split at spaces; made with `synonyms`).
+    mutating func reaches(expansionsOf key: String, _ expansions: [SearchExpansion], synonyms: Synonyms) -> Bool {
+        if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) }
+        let words = key.split(separator: " ").map(String.init)
+        return words.indices.contains { i in
+            goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: synonyms))
+        }
+    }
+
+    /// The answer key a page's meta is kept under (its key less its locales, after \u{3}).
+    static func answerKey(ofMeta key: String) -> String {
+        key.utf8.firstIndex(of: 3).map { String(Substring(key.utf8[..<$0])) } ?? key
+    }
+
+    /// Whether a page's meta stays with its answer (`entry`, nil: not kept): it stays when its
+    /// answer stayed and offered no correction (which depends on another answer).
+    static func metaStays(with entry: CatalogEngine.AnswerMemo.Entry?, answerReached: Bool) -> Bool {
+        guard let entry, !answerReached else { return false }
+        return entry.answer.total >= SearchMeta.fewResults
+    }
+}
