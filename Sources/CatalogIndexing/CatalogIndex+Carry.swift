@@ -48,7 +48,9 @@ extension CatalogIndex {
                 lexemes += old.map(\.text) + fresh.map(\.text)
                 if !sameFilters {
                     browsing = true
-                    footprints += [footprint(of: book.id), Self.footprint(of: book)]
+                    // Only its title key moved: its place in the title order, no count.
+                    let orderOnly = self.sameFilters(book, titleKey: false)
+                    footprints += [footprint(of: book.id, orderOnly: orderOnly), Self.footprint(of: book, orderOnly: orderOnly)]
                 }
             }
         }
@@ -56,22 +58,31 @@ extension CatalogIndex {
                          territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)))
     }
 
-    /// The filters an indexed book has now (`MemoCarry.Footprint`).
-    func footprint(of id: Int) -> MemoCarry.Footprint {
-        MemoCarry.Footprint(publisher: publisher[id] == -1 ? .unknown : .id(publisher[id]), ageMin: Int(ageMin[id]), ageMax: Int(ageMax[id]),
-                            categories: bookCategories[id].map(Int.init))
+    /// The filters an indexed book has now (`MemoCarry.Footprint`): its categories exact when
+    /// every category id the index has seen fits in the 32 bits it keeps a book's in.
+    func footprint(of id: Int, orderOnly: Bool = false) -> MemoCarry.Footprint {
+        var footprint = MemoCarry.Footprint(publisher: publisher[id] == -1 ? .unknown : .id(publisher[id]), ageMin: Int(ageMin[id]), ageMax: Int(ageMax[id]),
+                                            categories: bookCategories[id].map(Int.init))
+        footprint.orderOnly = orderOnly
+        footprint.exactCategories = byCategory.keys.allSatisfy { Int32(exactly: $0) != nil }
+        return footprint
     }
 
     /// The filters `book` will have.
-    static func footprint(of book: CatalogBook) -> MemoCarry.Footprint {
-        MemoCarry.Footprint(publisher: book.publisherID, ageMin: book.ageMin, ageMax: book.ageMax, categories: book.categoryIDs)
+    static func footprint(of book: CatalogBook, orderOnly: Bool = false) -> MemoCarry.Footprint {
+        var footprint = MemoCarry.Footprint(publisher: book.publisherID, ageMin: book.ageMin, ageMax: book.ageMax, categories: book.categoryIDs)
+        footprint.orderOnly = orderOnly
+        footprint.exactCategories = book.categoryIDs.allSatisfy { Int32(exactly: $0) != nil }
+        return footprint
     }
 
-    /// What a browsing answer to `parameters` reads of a book (`MemoCarry.affectsBrowse`): its
-    /// category resolved as the answer resolves it.
-    public func browseFilters(_ parameters: CatalogParameters) -> MemoCarry.BrowseFilters {
+    /// What a browsing answer to `parameters` in `scope` (the one narrowing it; nil: the whole
+    /// catalog) reads of a book (`MemoCarry.affectsBrowse`): its category resolved as the answer
+    /// resolves it; of the scope, its oldest age and blocked categories.
+    public func browseFilters(_ parameters: CatalogParameters, scope: CatalogScope? = nil) -> MemoCarry.BrowseFilters {
         let category = parameters.category.map { slug in slug.unicodeScalars.contains("\u{0}") ? -1 : categoryID(for: slug) ?? -1 }
-        return MemoCarry.BrowseFilters(publisher: parameters.publisher, age: parameters.age, category: category)
+        return MemoCarry.BrowseFilters(publisher: parameters.publisher, age: parameters.age, category: category, titleOrder: parameters.sort != .newest,
+                                       maxAge: scope?.maxAge, blockedCategories: scope?.blockedCategories ?? [])
     }
 
     /// The countries whose catalog has `book` before and not after its change, or after and not
@@ -91,13 +102,13 @@ extension CatalogIndex {
     }
 
     /// Whether `book` has the indexed book's filters and sort keys: ages, creation, publisher,
-    /// title key, categories, its rights windows' territory rules (unless `rights` is false) and
-    /// schedule.
-    func sameFilters(_ book: CatalogBook, rights compareRights: Bool = true) -> Bool {
+    /// title key (unless `titleKey` is false), categories, its rights windows' territory rules
+    /// (unless `rights` is false) and schedule.
+    func sameFilters(_ book: CatalogBook, rights compareRights: Bool = true, titleKey compareTitleKey: Bool = true) -> Bool {
         let id = book.id
         guard ageMin[id] == UInt8(clamping: book.ageMin), ageMax[id] == UInt8(clamping: book.ageMax), createdAt[id] == book.createdAt,
               publisher[id] == (book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1),
-              titleKeys[id].elementsEqual(book.titleKey),
+              !compareTitleKey || titleKeys[id].elementsEqual(book.titleKey),
               // As sets: the loader lists a book's categories and windows in no fixed order.
               bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted() else { return false }
         if compareRights && !sameRules(book) { return false }

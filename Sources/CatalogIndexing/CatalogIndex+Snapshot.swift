@@ -5,7 +5,7 @@ import Core
 /// ids by text, rule numbers, category slugs) are rebuilt on load rather than stored.
 extension CatalogIndex {
     /// Bump when the index's stored layout changes: an older snapshot is then refused.
-    public static let snapshotFormat = 5
+    public static let snapshotFormat = 6
 
     public func encode(to writer: SnapshotWriter) throws {
         precondition(!bulk, "a bulk load in progress is not a snapshot")

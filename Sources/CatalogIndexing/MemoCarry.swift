@@ -88,6 +88,12 @@ public struct MemoCarry: Sendable {
         let publisher: Publisher
         let ages: ClosedRange<Int>?
         let categories: [Int32]
+        /// Only the book's place in the title order changed (its title key; every filter the
+        /// same on both sides): no count moves, only a page in title order can.
+        public var orderOnly = false
+        /// Whether `categories` name the book's categories exactly (every category id of the
+        /// index fits in 32 bits), so a scope's blocked category can be ruled out by them.
+        public var exactCategories = false
         public init(publisher: Publisher, ageMin: Int, ageMax: Int, categories: [Int]) {
             self.publisher = publisher
             ages = ageMin <= ageMax ? ageMin...ageMax : nil
@@ -96,35 +102,59 @@ public struct MemoCarry: Sendable {
         public init(publisher: Int?, ageMin: Int, ageMax: Int, categories: [Int]) {
             self.init(publisher: publisher.map { .id(Int32(truncatingIfNeeded: $0)) } ?? .none, ageMin: ageMin, ageMax: ageMax, categories: categories)
         }
-    }
 
-    /// The filters of a browsing answer: its publisher, age and category (-1: a category no
-    /// slug or id names — no book is in it).
-    public struct BrowseFilters: Sendable, Equatable {
-        public var publisher: Int?, age: Int?, category: Int?
-        public init(publisher: Int?, age: Int?, category: Int?) { self.publisher = publisher; self.age = age; self.category = category }
-    }
-
-    /// Whether a browsing answer with `filters` may have changed (nil: unknown). It reads a book
-    /// only through its filters: the page and total the books meeting all of them, the category
-    /// counts those meeting all but the category, the age bands' those meeting all but the age —
-    /// so a book of another publisher, or outside both the age and the category asked for,
-    /// before and after its change, changes none of it.
-    public func affectsBrowse(_ filters: BrowseFilters?) -> Bool {
-        guard browsing else { return false }
-        guard let footprints, let filters else { return true }
-        return footprints.contains { book in
+        /// Whether a browse with `filters` may read this side of the book: it may be in the
+        /// browse's scope, and then meets the publisher asked for and the age or the category
+        /// (each counted without the other: the facets) — or, for a change of order only, all of
+        /// them in a page in title order.
+        func reaches(_ filters: BrowseFilters) -> Bool {
+            guard mayBeVisible(maxAge: filters.maxAge, blockedCategories: filters.blockedCategories) else { return false }
             if let asked = filters.publisher {
-                switch book.publisher {
+                switch publisher {
                 case .none: return false
                 case .id(let id): guard id == Int32(truncatingIfNeeded: asked) else { return false }
                 case .unknown: break
                 }
             }
-            let age = filters.age.map { age in book.ages?.contains(age) ?? false } ?? true
-            let category = filters.category.map { book.categories.contains(Int32(truncatingIfNeeded: $0)) } ?? true
-            return age || category
+            let age = filters.age.map { age in ages?.contains(age) ?? false } ?? true
+            let category = filters.category.map { categories.contains(Int32(truncatingIfNeeded: $0)) } ?? true
+            return orderOnly ? filters.titleOrder && age && category : age || category
         }
+
+        /// False only when the book is surely outside a scope of `maxAge` (no age it covers is at
+        /// most that: `CatalogIndex.visible`) or `blockedCategories` (one of its categories).
+        func mayBeVisible(maxAge: Int?, blockedCategories: [Int]) -> Bool {
+            if let maxAge, maxAge < 18, let ages, ages.lowerBound > max(0, maxAge) { return false }
+            guard exactCategories else { return true }
+            return !blockedCategories.contains { blocked in Int32(exactly: blocked).map(categories.contains) ?? false }
+        }
+    }
+
+    /// The filters of a browsing answer: its publisher, age and category (-1: a category no
+    /// slug or id names — no book is in it), whether its page is in title order, and of the scope
+    /// it is asked in, the oldest age and the blocked categories (a book outside them both before
+    /// and after its change is in none of its counts).
+    public struct BrowseFilters: Sendable, Equatable {
+        public var publisher: Int?, age: Int?, category: Int?
+        public var titleOrder = true
+        public var maxAge: Int?
+        public var blockedCategories: [Int] = []
+        public init(publisher: Int?, age: Int?, category: Int?, titleOrder: Bool = true, maxAge: Int? = nil, blockedCategories: [Int] = []) {
+            self.publisher = publisher; self.age = age; self.category = category
+            self.titleOrder = titleOrder; self.maxAge = maxAge; self.blockedCategories = blockedCategories
+        }
+    }
+
+    /// Whether a browsing answer with `filters` may have changed (nil: unknown). It reads a book
+    /// only through its filters: the page and total the books meeting all of them, the category
+    /// counts those meeting all but the category, the age bands' those meeting all but the age —
+    /// so a book of another publisher, or outside both the age and the category asked for, or
+    /// outside the scope, before and after its change, changes none of it; a book whose title
+    /// alone moved changes only a page in title order whose filters it meets.
+    public func affectsBrowse(_ filters: BrowseFilters?) -> Bool {
+        guard browsing else { return false }
+        guard let footprints, let filters else { return true }
+        return footprints.contains { $0.reaches(filters) }
     }
 
     /// Whether the countries of `territorial` include `country` (nil: no country's catalog).

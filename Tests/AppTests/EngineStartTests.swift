@@ -74,7 +74,7 @@ struct EngineStartTests {
         let original = try #require(written.currentState())
         #expect(try contents.index.snapshotBytes() == original.index.snapshotBytes())
         #expect(original.answers.count > 100 && contents.answers.keys.sorted() == original.answers.keys.sorted())
-        #expect(contents.answers.allSatisfy { key, entry in original.answers[key].map { $0.answer == entry.answer && $0.words == entry.words } ?? false })
+        #expect(contents.answers.allSatisfy { key, entry in original.answers[key].map { $0.answer == entry.answer && $0.words == entry.words && $0.filters == entry.filters } ?? false })
         // A second write at the same version leaves the file alone (another instance may have written it).
         #expect(try await written.writeSnapshot(to: path, on: app.db, now: app.now) == nil)
 

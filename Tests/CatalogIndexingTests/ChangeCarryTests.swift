@@ -28,7 +28,7 @@ struct ChangeCarryTests {
 
     enum Change: CaseIterable { case same, cover, description, weight, title, author, ages, youngest, created, publisher, category, rights, territory, translation, removal }
 
-    @Test("kept answers equal fresh ones after 400 changes of 15 kinds × 150 queries in 7 scopes (four countries' catalogs); a change of nothing an answer reads keeps them all, one of territory rules alone the other countries' browses, one of a book's filters the browses whose filters it meets neither before nor after")
+    @Test("kept answers equal fresh ones after 400 changes of 15 kinds × 150 queries in 7 scopes (four countries' catalogs); a change of nothing an answer reads keeps them all, one of territory rules alone the other countries' browses, one of a book's filters the browses whose filters (or scope) it meets neither before nor after, one of its title the browses in another order")
     func carriedAnswersAreRight() {
         var rng = Base.RNG(state: 41)
         let pool = Base.common + Base.rare
@@ -50,6 +50,9 @@ struct ChangeCarryTests {
         var pages = answers.map { shown($0, index) }
         let cache = WordSetCache()
         var kept = 0, keptAll = 0, unchanged = 0, territorial = 0, territoryBrowsesKept = 0, browsesKept = 0
+        // Browses kept through a title's change (only their order could move), and scoped
+        // browses kept only because the book is outside the scope's age or blocked category.
+        var keptThroughTitles = 0, keptByScope = 0
         for version in 1...400 {
             let change = Change.allCases.randomElement(using: &rng)!
             // Territory rules change among a few books, so a rule is often replaced by another
@@ -102,14 +105,18 @@ struct ChangeCarryTests {
                 let fresh = index.answer(query, scope: scope)
                 let expansions = index.expansions(query.words, synonyms: Synonyms())
                 #expect(index.answer(query, expansions: expansions, scope: scope, cache: .init(cache, version: version)) == fresh, "a carried word set: \(query)")
-                let filters = query.words.isEmpty ? index.browseFilters(query) : nil
+                let filters = query.words.isEmpty ? index.browseFilters(query, scope: scope) : nil
                 if carry.affects(words: query.words, country: scope?.country, filters: filters) {
                     answers[i] = fresh
                     pages[i] = shown(fresh, index)
                     continue
                 }
                 keptHere += 1
-                if query.words.isEmpty && carry.browsing { browsesKept += 1 }
+                if query.words.isEmpty && carry.browsing {
+                    browsesKept += 1
+                    if change == .title { keptThroughTitles += 1 }
+                    if carry.affects(words: [], country: scope?.country, filters: index.browseFilters(query)) { keptByScope += 1 }
+                }
                 #expect(answers[i] == fresh, "\(change) of book \(id) kept a stale answer for \(query) in \(String(describing: scope))")
                 // A search's meta (highlights) is kept with its answer; a page without words shows
                 // the books as they are now (rendered per request).
@@ -127,5 +134,6 @@ struct ChangeCarryTests {
         #expect(territorial >= 4 && territoryBrowsesKept > territorial, "\(territorial) changes of territory rules alone kept \(territoryBrowsesKept) browses")
         // A change of a book's filters keeps the browses whose filters it meets neither before nor after.
         #expect(browsesKept > 400, "browses kept through changes of filters: \(browsesKept)")
+        #expect(keptThroughTitles > 100 && keptByScope > 50, "browses kept through title changes \(keptThroughTitles), by their scope \(keptByScope)")
     }
 }

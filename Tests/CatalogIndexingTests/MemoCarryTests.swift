@@ -73,4 +73,28 @@ struct MemoCarryTests {
         #expect(!arriving.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: 7, age: nil, category: nil)))
         #expect(arriving.affects(words: [], filters: MemoCarry.BrowseFilters(publisher: nil, age: nil, category: nil)))
     }
+
+    @Test("a scope's blocked category rules a book out only when the index keeps its categories exactly (an id past 2³¹ reads back as another)")
+    func blockedCategoriesPastThirtyTwoBits() {
+        var rng = CatalogIndexTests.RNG(state: 10)
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...3 { books[id] = CatalogIndexTests.randomBook(id, &rng); books[id]!.ageMin = 2; books[id]!.ageMax = 6 }
+        books[1]!.categoryIDs = [1]
+        books[2]!.categoryIDs = [4_294_967_297]   // 1 in the index's 32 bits: not category 1, so visible in a scope blocking 1
+        let blocking = MemoCarry.BrowseFilters(publisher: nil, age: nil, category: nil, maxAge: 8, blockedCategories: [1])
+        let exact = CatalogIndexTests.bulk(books.filter { $0.key != 2 })
+        #expect(!exact.carry(changing: [], removing: [1]).affects(words: [], filters: blocking), "a book of the blocked category is outside the scope")
+        #expect(exact.carry(changing: [], removing: [3]).affects(words: [], filters: blocking) == !books[3]!.categoryIDs.contains(1))
+        let wide = CatalogIndexTests.bulk(books)
+        #expect(wide.carry(changing: [], removing: [2]).affects(words: [], filters: blocking), "a category id past 2³¹: not ruled out")
+        #expect(wide.carry(changing: [], removing: [1]).affects(words: [], filters: blocking), "an index holding such an id: no category ruled out")
+        // Past the scope's oldest age on both sides: outside it.
+        var older = books[3]!
+        older.ageMin = 10; older.ageMax = 12
+        let index = CatalogIndexTests.bulk([3: older])
+        var changed = older
+        changed.categoryIDs = [2]
+        #expect(!index.carry(changing: [changed], removing: []).affects(words: [], filters: blocking))
+        #expect(index.carry(changing: [changed], removing: []).affects(words: [], filters: MemoCarry.BrowseFilters(publisher: nil, age: nil, category: nil)))
+    }
 }

@@ -108,9 +108,15 @@ enum EngineSnapshot {
             let entry = contents.answers[key]!
             let (answer, words, forms, filters) = (entry.answer, entry.words, entry.forms, entry.filters)
             try writer.string(key)
-            // A browsing answer's filters (`MemoCarry.BrowseFilters`): a flag, then each (Int.min: none).
+            // A browsing answer's filters (`MemoCarry.BrowseFilters`): a flag, then each (Int.min:
+            // none), the order, the blocked categories' count and ids.
             try writer.bool(filters != nil)
-            if let filters { for value in [filters.publisher, filters.age, filters.category] { try writer.int(value ?? Int.min) } }
+            if let filters {
+                for value in [filters.publisher, filters.age, filters.category, filters.maxAge] { try writer.int(value ?? Int.min) }
+                try writer.bool(filters.titleOrder)
+                try writer.int(filters.blockedCategories.count)
+                for id in filters.blockedCategories { try writer.int(id) }
+            }
             try writer.int(words.count)
             for (word, wordForms) in zip(words, forms) {
                 try writer.string(word)
@@ -160,8 +166,11 @@ enum EngineSnapshot {
                     let key = try reader.string()
                     var filters: MemoCarry.BrowseFilters?
                     if try reader.bool() {
-                        let values = try (0..<3).map { _ in try reader.int() }.map { $0 == Int.min ? nil : $0 }
-                        filters = MemoCarry.BrowseFilters(publisher: values[0], age: values[1], category: values[2])
+                        let values = try (0..<4).map { _ in try reader.int() }.map { $0 == Int.min ? nil : $0 }
+                        let titleOrder = try reader.bool(), blocked = try reader.int()
+                        guard blocked >= 0 && blocked <= reader.remaining else { throw Refusal.damaged("kept answers") }
+                        filters = MemoCarry.BrowseFilters(publisher: values[0], age: values[1], category: values[2], titleOrder: titleOrder,
+                                                          maxAge: values[3], blockedCategories: try (0..<blocked).map { _ in try reader.int() })
                     }
                     let wordCount = try reader.int()
                     guard wordCount >= 0 && wordCount <= reader.remaining else { throw Refusal.damaged("kept answers") }
