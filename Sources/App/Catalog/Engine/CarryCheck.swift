@@ -48,8 +48,11 @@ struct CarryCheck {
     }
 
     /// The answer key a page's meta is kept under (its key less its locales, after \u{3}).
+    /// (Read as contiguous bytes where it can be: this runs for every kept page at a change.)
     static func answerKey(ofMeta key: String) -> String {
-        key.utf8.firstIndex(of: 3).map { String(Substring(key.utf8[..<$0])) } ?? key
+        let end = key.utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: 3) } ?? key.utf8.firstIndex(of: 3).map { key.utf8.distance(from: key.utf8.startIndex, to: $0) }
+        guard let end else { return key }
+        return String(Substring(key.utf8.prefix(end)))
     }
 
     /// Whether a page's meta stays with its answer (`entry`, nil: not kept): it stays when its

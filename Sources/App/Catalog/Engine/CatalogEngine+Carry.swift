@@ -80,11 +80,13 @@ extension CatalogEngine {
             goneExpansions = kept.expansions.joined().compactMap { key, expansions in
                 check.reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) ? key : nil
             }
-            // (The dictionaries bound once: this runs for every kept page.)
-            let gone = Set(goneAnswers), current = answers?.current ?? [:], older = answers?.older ?? [:]
+            // (The dictionaries bound once: this runs for every kept page; its answer checked
+            // again — the verdicts are known by now — rather than looked up among those gone.)
+            let current = answers?.current ?? [:], older = answers?.older ?? [:]
             goneMeta = kept.meta.filter { key in
                 let answer = CarryCheck.answerKey(ofMeta: key)
-                return !CarryCheck.metaStays(with: current[answer] ?? older[answer], answerReached: gone.contains(answer))
+                let entry = current[answer] ?? older[answer]
+                return !CarryCheck.metaStays(with: entry, answerReached: entry.map { check.reaches($0, answer) } ?? true)
             }
         }
         let carryingAnswers = answers != nil, carryingSearch = search != nil

@@ -22,7 +22,7 @@ extension CatalogEngine {
         /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
         /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
         /// were computed. The carry visits every kept answer, after the change, off the lock.
-        static let limit = 16384
+        static let limit = 32768
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]

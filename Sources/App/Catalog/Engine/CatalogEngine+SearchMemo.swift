@@ -13,7 +13,7 @@ struct SearchMemo {
     /// previous one and the previous one is dropped — one-off searches pass through without
     /// emptying what is in use (a looked-up entry of the previous generation is kept again in the
     /// current one).
-    static let limit = 16384
+    static let limit = 32768
     /// Expansions are per word and shared by every search holding it, while a page's meta and a
     /// miss's cause are per request: the words get generations of their own, twice as large,
     /// so a stream of one-off searches (a meta each, half of them a cause) does not push out the
