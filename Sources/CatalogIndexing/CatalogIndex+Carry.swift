@@ -5,17 +5,20 @@ import Core
 extension CatalogIndex {
     /// The carry for replacing `books` and dropping `removing`. Per book:
     /// - added or removed: every lexeme it has (or had), and browsing answers;
-    /// - the same filters, sort keys, schedule, rights and shown title, author, language and
-    ///   translations: only the words it gained or lost (a lexeme with the same fields on both
-    ///   sides changes no match, no rank and no typo vocabulary) — nothing at all for a book whose
-    ///   indexed record is the same (a cover, a video, a touch of `updated_at`);
+    /// - the same filters, sort keys (but perhaps its title key), schedule and rights: only the
+    ///   words it gained or lost (a lexeme with the same fields on both sides changes no match,
+    ///   no rank and no typo vocabulary) — nothing at all for a book whose indexed record is the
+    ///   same (a cover, a video, a touch of `updated_at`); the pages showing it when its title,
+    ///   author, language or translations changed (`MemoCarry.shown`: their highlights); the
+    ///   browses in title order whose filters it meets and the searches in title order it may
+    ///   match when its title key moved (`MemoCarry.titleOrder`);
     /// - only its rights windows' territory rules: its lexemes and browsing answers, for the
     ///   catalogs of the countries it comes into or leaves (`MemoCarry.territorial`) — unless a
     ///   country no rule names comes or goes too (every country: as below);
-    /// - anything else: every lexeme before and after; browsing answers too when a filter, sort
-    ///   key, schedule or rights window changed.
+    /// - anything else (a filter, the creation time, the schedule or rights window changed): every
+    ///   lexeme before and after, and browsing answers.
     public func carry(changing books: [CatalogBook], removing: [Int]) -> MemoCarry {
-        var lexemes: [String] = [], browsing = false, footprints: [MemoCarry.Footprint] = []
+        var lexemes: [String] = [], browsing = false, footprints: [MemoCarry.Footprint] = [], shown = Set<Int>(), ordered: [String] = []
         var territorial: [String] = [], countries = Set<String>(), territorialFootprints: [MemoCarry.Footprint] = []
         for id in removing where active.contains(id) {
             lexemes += self.lexemes(of: id)
@@ -39,23 +42,31 @@ extension CatalogIndex {
                 // into or leaves (none: nothing at all).
                 if !affected.isEmpty { territorial += old.map(\.text); territorialFootprints.append(footprint(of: book.id)) }
                 countries.formUnion(affected)
-            } else if sameFilters && sameShown(book) {
-                // Only the (lexeme, fields) pairs on one side: the words the change added or removed.
+            } else if sameFilters || self.sameFilters(book, titleKey: false) {
+                // Only the (lexeme, fields) pairs on one side: the words the change added or
+                // removed (an answer reads a book through those and its filters alone; relevance
+                // ties go by id, not title).
                 let before = Set(old.map { "\($0.weights)\u{1}\($0.text)" }), after = Set(fresh.map { "\($0.weights)\u{1}\($0.text)" })
                 lexemes += old.filter { !after.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
                 lexemes += fresh.filter { !before.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+                // What a page's highlights show of it (title, author, language, translations).
+                if !sameShown(book) { shown.insert(book.id) }
+                if !sameFilters {
+                    // Only its title key moved: its place in the title order, no count — in the
+                    // browses whose filters it meets, and the searches in title order it matches.
+                    browsing = true
+                    footprints += [footprint(of: book.id, orderOnly: true), Self.footprint(of: book, orderOnly: true)]
+                    ordered += old.map(\.text) + fresh.map(\.text)
+                }
             } else {
                 lexemes += old.map(\.text) + fresh.map(\.text)
-                if !sameFilters {
-                    browsing = true
-                    // Only its title key moved: its place in the title order, no count.
-                    let orderOnly = self.sameFilters(book, titleKey: false)
-                    footprints += [footprint(of: book.id, orderOnly: orderOnly), Self.footprint(of: book, orderOnly: orderOnly)]
-                }
+                browsing = true
+                footprints += [footprint(of: book.id), Self.footprint(of: book)]
             }
         }
-        return MemoCarry(lexemes: lexemes, browsing: browsing, footprints: footprints,
-                         territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)))
+        return MemoCarry(lexemes: lexemes, browsing: browsing, footprints: footprints, shown: shown,
+                         territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)),
+                         titleOrder: ordered.isEmpty ? nil : MemoCarry(lexemes: ordered, browsing: false))
     }
 
     /// The filters an indexed book has now (`MemoCarry.Footprint`): its categories exact when
@@ -78,10 +89,11 @@ extension CatalogIndex {
 
     /// What a browsing answer to `parameters` in `scope` (the one narrowing it; nil: the whole
     /// catalog) reads of a book (`MemoCarry.affectsBrowse`): its category resolved as the answer
-    /// resolves it; of the scope, its oldest age and blocked categories.
+    /// resolves it; of the scope, its oldest age and blocked categories; whether it is in title
+    /// order (a browse is in title or newest order: `CatalogParameters`; a search's relevance is not).
     public func browseFilters(_ parameters: CatalogParameters, scope: CatalogScope? = nil) -> MemoCarry.BrowseFilters {
         let category = parameters.category.map { slug in slug.unicodeScalars.contains("\u{0}") ? -1 : categoryID(for: slug) ?? -1 }
-        return MemoCarry.BrowseFilters(publisher: parameters.publisher, age: parameters.age, category: category, titleOrder: parameters.sort != .newest,
+        return MemoCarry.BrowseFilters(publisher: parameters.publisher, age: parameters.age, category: category, titleOrder: parameters.sort == .title,
                                        maxAge: scope?.maxAge, blockedCategories: scope?.blockedCategories ?? [])
     }
 

@@ -33,18 +33,31 @@ public struct MemoCarry: Sendable {
     /// alone changed): those countries, and what to check the answers in them against besides.
     public var territorial: (countries: Set<String>, carry: MemoCarry)? { territorialPart.first }
     private let territorialPart: [(countries: Set<String>, carry: MemoCarry)]   // (an array: a struct cannot hold itself)
+    /// The books whose title key moved, by every lexeme they had or have: a search in title
+    /// order whose words may match one may have them among its matches, in another place.
+    public var titleOrder: MemoCarry? { titleOrderPart.first }
+    private let titleOrderPart: [MemoCarry]
     /// The lexemes the carry checks words against (everywhere: the common words' sets over the
     /// whole catalog follow them).
     public var lexemes: Set<String> { whole }
-    /// Nothing an answer reads changed (every changed book's record is the same where it counts).
-    public var changesNothing: Bool { whole.isEmpty && !browsing && territorial == nil }
+    /// The books whose shown title, author, language or translations changed: a kept page's
+    /// highlights showing one of them go, whether or not its answer stays (`reachesPage`).
+    public let shown: Set<Int>
+    /// Nothing an answer or a page reads changed (every changed book's record is the same where it counts).
+    public var changesNothing: Bool { whole.isEmpty && !browsing && territorial == nil && shown.isEmpty && titleOrder == nil }
+
+    /// Whether a page of these books shows one whose shown fields changed (its highlights).
+    public func reachesPage(_ ids: [Int]) -> Bool { !shown.isEmpty && ids.contains(where: shown.contains) }
 
     /// `lexemes`: every lexeme of the changed books, old and new (or only those a change added or
     /// removed, when nothing else about the book changed); `browsing`: whether a book's filters
-    /// or sort keys changed; `territorial`: what reaches only some countries' catalogs.
-    public init(lexemes: some Sequence<String>, browsing: Bool = true, footprints: [Footprint]? = nil,
-                territorial: (countries: Set<String>, carry: MemoCarry)? = nil) {
+    /// or sort keys changed; `shown`: the books whose shown fields changed; `territorial`: what
+    /// reaches only some countries' catalogs.
+    public init(lexemes: some Sequence<String>, browsing: Bool = true, footprints: [Footprint]? = nil, shown: Set<Int> = [],
+                territorial: (countries: Set<String>, carry: MemoCarry)? = nil, titleOrder: MemoCarry? = nil) {
         self.browsing = browsing
+        self.shown = shown
+        titleOrderPart = titleOrder.map { [$0] } ?? []
         self.footprints = footprints
         territorialPart = territorial.map { [$0] } ?? []
         var prefixes = Set<String>()
@@ -73,8 +86,11 @@ public struct MemoCarry: Sendable {
     /// Whether an answer to a query with these search words may have changed — in `country`'s
     /// catalog (nil: an answer no country narrows, the whole catalog); a browsing answer's
     /// `filters` (`CatalogIndex.browseFilters`; nil: unknown).
+    /// A search's `filters` say whether it is in title order (nil: it may be).
     public func affects(words: [String], synonyms: Synonyms = Synonyms(), country: String? = nil, filters: BrowseFilters? = nil) -> Bool {
-        if words.isEmpty ? affectsBrowse(filters) : words.contains(where: { mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) { return true }
+        func reached(_ carry: MemoCarry) -> Bool { words.contains(where: { carry.mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) }
+        if words.isEmpty ? affectsBrowse(filters) : reached(self) { return true }
+        if !words.isEmpty, filters?.titleOrder ?? true, let titleOrder, reached(titleOrder) { return true }
         guard let territorial, reaches(country) else { return false }
         return territorial.carry.affects(words: words, synonyms: synonyms, filters: filters)
     }
@@ -131,7 +147,8 @@ public struct MemoCarry: Sendable {
     }
 
     /// The filters of a browsing answer: its publisher, age and category (-1: a category no
-    /// slug or id names — no book is in it), whether its page is in title order, and of the scope
+    /// slug or id names — no book is in it), whether its page is in title order (a search's
+    /// filters say that alone: the rest is read from its words), and of the scope
     /// it is asked in, the oldest age and the blocked categories (a book outside them both before
     /// and after its change is in none of its counts).
     public struct BrowseFilters: Sendable, Equatable {

@@ -8,7 +8,7 @@ import Core
 /// Verdicts are worked out once per word (and once more for what reaches only some countries).
 struct CarryCheck {
     let carry: MemoCarry
-    private var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:]
+    private var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:], orderVerdicts: [String: Bool] = [:]
 
     init(_ carry: MemoCarry) { self.carry = carry }
 
@@ -26,6 +26,14 @@ struct CarryCheck {
     /// key; one it cannot read counts as reached).
     mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool {
         if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
+        // A search in title order (its filters say; none kept: it may be) matching a book whose title key moved.
+        if !entry.words.isEmpty, entry.filters?.titleOrder ?? true, let titleOrder = carry.titleOrder,
+           zip(entry.words, entry.forms).contains(where: { word, forms in
+               if let known = orderVerdicts[word] { return known }
+               let verdict = titleOrder.mayMatch(word, forms: forms)
+               orderVerdicts[word] = verdict
+               return verdict
+           }) { return true }
         guard let territorial = carry.territorial, let country = CatalogEngine.keptCountry(key),
               country == CatalogEngine.unknownCountry || territorial.countries.contains(country) else { return false }
         if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
@@ -56,9 +64,10 @@ struct CarryCheck {
     }
 
     /// Whether a page's meta stays with its answer (`entry`, nil: not kept): it stays when its
-    /// answer stayed and offered no correction (which depends on another answer).
-    static func metaStays(with entry: CatalogEngine.AnswerMemo.Entry?, answerReached: Bool) -> Bool {
+    /// answer stayed, offered no correction (which depends on another answer) and shows no book
+    /// whose title, author, language or translations changed (its highlights).
+    func metaStays(with entry: CatalogEngine.AnswerMemo.Entry?, answerReached: Bool) -> Bool {
         guard let entry, !answerReached else { return false }
-        return entry.answer.total >= SearchMeta.fewResults
+        return entry.answer.total >= SearchMeta.fewResults && !carry.reachesPage(entry.answer.ids)
     }
 }

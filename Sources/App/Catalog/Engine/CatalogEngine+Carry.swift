@@ -86,7 +86,7 @@ extension CatalogEngine {
             goneMeta = kept.meta.filter { key in
                 let answer = CarryCheck.answerKey(ofMeta: key)
                 let entry = current[answer] ?? older[answer]
-                return !CarryCheck.metaStays(with: entry, answerReached: entry.map { check.reaches($0, answer) } ?? true)
+                return !check.metaStays(with: entry, answerReached: entry.map { check.reaches($0, answer) } ?? true)
             }
         }
         let carryingAnswers = answers != nil, carryingSearch = search != nil

@@ -17,7 +17,7 @@ extension CatalogEngine {
         // While the memos are carried: kept when its answer is kept through the carry.
         func stays(_ meta: [UInt8], _ check: inout CarryCheck) -> Bool {
             let entry = memo.withLockedValue { $0.carrying == version ? $0.answers[key] ?? $0.older[key] : nil }
-            return CarryCheck.metaStays(with: entry, answerReached: entry.map { check.reaches($0, key) } ?? true)
+            return check.metaStays(with: entry, answerReached: entry.map { check.reaches($0, key) } ?? true)
         }
         return searchMemoized(\.meta, key + (locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")), version: version, synonyms: synonyms,
                               stays: stays, compute)

@@ -7,8 +7,8 @@ extension CatalogEngine {
     /// becomes the older, and an answer found in the older moves back — so the answers in use
     /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
     struct AnswerMemo {
-        /// An answer, its search words and their forms, and a browsing answer's filters (nil:
-        /// unknown, or a search's). A class: the carry visits every entry, and a struct of five
+        /// An answer, its search words and their forms, and its filters (nil: unknown; a search's
+        /// say whether it is in title order). A class: the carry visits every entry, and a struct of five
         /// arrays was retained and released five times over at each visit.
         final class Entry: Sendable {
             let answer: CatalogIndex.Answer

@@ -48,7 +48,8 @@ extension CatalogEngine {
         }
         // The words' forms come with their expansions (one per word, in order).
         let forms = expansions.count == parameters.words.count ? expansions.map(\.forms) : parameters.words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }
-        let filters = parameters.words.isEmpty ? index.browseFilters(parameters, scope: narrowing) : nil
+        // (A search's say whether it is in title order: a title edit moves its matches there.)
+        let filters = index.browseFilters(parameters, scope: narrowing)
         return memoized(key, words: parameters.words, forms: forms, filters: filters, version: version) {
             guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline, cache: cache) }
             return index.answer(parameters, expansions: expansions,
