@@ -95,7 +95,7 @@ final class AppMetrics: Sendable {
         }
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carries", "Carries of the engine's kept answers through changes since start (one a change; a newer change may cut one short)"))
             .set(Double(engine.carries.load(ordering: .relaxed)))
-        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carry_seconds", "Time the engine spent carrying kept answers through changes since start (answers are not kept meanwhile)"))
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carry_seconds", "Time the engine spent carrying kept answers through changes since start (meanwhile answers the change can reach are computed and not kept)"))
             .set(Double(engine.carryMicroseconds.load(ordering: .relaxed)) / 1e6)
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
             .set(Double(app.appServices.catalogCache.count))

@@ -33,8 +33,8 @@ final class CatalogEngine: @unchecked Sendable {
     /// Answers taken from `memo` and answers computed since start (`memoized`: pages, and the
     /// counts a miss's cause takes): the share computed is what changes and one-off searches cost.
     let answersKept = Atomic<Int>(0), answersComputed = Atomic<Int>(0)
-    /// Carries finished (`startCarry`) and the microseconds they took: while one runs, answers
-    /// at the new version are computed and not kept.
+    /// Carries finished (`startCarry`) and the microseconds they took: while one runs, a kept
+    /// answer it cannot reach is served (`CarryCheck`), one it can is computed and not kept.
     let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())
     /// Common search words' sets at the index's current version (`WordSetCache`).
