@@ -122,7 +122,11 @@ extension CatalogIndex {
               publisher[id] == (book.publisherID.map { Int32(truncatingIfNeeded: $0) } ?? -1),
               !compareTitleKey || titleKeys[id].elementsEqual(book.titleKey),
               // As sets: the loader lists a book's categories and windows in no fixed order.
-              bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted() else { return false }
+              bookCategories[id].sorted() == book.categoryIDs.map({ Int32(truncatingIfNeeded: $0) }).sorted(),
+              // The same ids, not ones that read back the same in 32 bits (2³² apart).
+              book.publisherID.map({ byPublisher[$0]?.contains(id) ?? false })
+                ?? !byPublisher.contains(where: { Int32(truncatingIfNeeded: $0.key) == -1 && $0.value.contains(id) }),
+              book.categoryIDs.allSatisfy({ byCategory[$0]?.contains(id) ?? false }) else { return false }
         if compareRights && !sameRules(book) { return false }
         let scheduled = book.liveFrom != nil || book.liveUntil != nil
         guard let live = schedule[id] else { return !scheduled }

@@ -123,6 +123,14 @@ extension CatalogIndex {
         return ids
     }
 
+    /// Removes `id` from the set its stored 32-bit id names: that id's when it holds the book,
+    /// else every id that reads back as it (an id past 2³¹ is stored truncated; -1 is also none).
+    /// (Found by an outside review: a book moved off such a publisher or category stayed in its set.)
+    static func remove(_ id: Int, stored: Int32, from sets: inout [Int: Bitset]) {
+        if stored >= 0, sets[Int(stored)]?.contains(id) == true { sets[Int(stored)]!.remove(id); return }
+        for key in sets.keys where Int32(truncatingIfNeeded: key) == stored { sets[key]!.remove(id) }
+    }
+
     /// Takes a book out of every set and lexeme and frees its stored values (not the orders).
     mutating func detach(_ id: Int, deferred: Bool) {
         for entry in bookLexemes[id] {
@@ -134,8 +142,8 @@ extension CatalogIndex {
             }
         }
         for age in Int(ageMin[id])...max(Int(ageMin[id]), Int(ageMax[id])) where age <= 18 { byAge[age].remove(id) }
-        for category in bookCategories[id] { byCategory[Int(category)]?.remove(id) }
-        if publisher[id] >= 0 { byPublisher[Int(publisher[id])]?.remove(id) }
+        for category in bookCategories[id] { Self.remove(id, stored: category, from: &byCategory) }
+        Self.remove(id, stored: publisher[id], from: &byPublisher)
         let windows = rights[id]
         for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) {
             byRule[Int(windows[i])].remove(id)

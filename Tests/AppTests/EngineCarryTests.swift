@@ -73,6 +73,52 @@ struct EngineCarryTests {
         #expect(try await titles("") == ["Bear Snores", "Cat Nap", "Owl Babies"])
     }
 
+    @Test("changes that come while a carry runs queue behind it (the catch-up does not wait): answers meanwhile are the newest version's, kept ones no change reaches served; then what they reached is gone and the rest kept", .app)
+    func changesQueueBehindACarry() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let parent = try await app.makeParent()
+        let moon = try await app.makeBook("Owl Moon"), bear = try await app.makeBook("Bear Snores")
+        try await app.makeBook("Owl Babies")
+        try await engine.build(on: app.db)
+        func titles(_ query: String) -> [String] {
+            let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+            let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
+            return (data ?? []).compactMap { $0["title"] as? String }.sorted()
+        }
+        func kept() -> Set<String> { engine.memo.withLockedValue { Set($0.answers.keys).union($0.older.keys) } }
+        for query in ["q=owl", "q=bear", "q=babies", "q=moon"] { _ = titles(query) }
+        let before = kept()
+        #expect(before.count == 4)
+        // The first carry is held at its start until both changes are applied.
+        let gate = ConditionLock(value: 0)
+        engine.whileCarrying.withLockedValue { $0 = { gate.lock(whenValue: 1); gate.unlock() } }
+        func change(_ sql: SQLQueryString) async throws {
+            try await app.sql.raw(sql).run()
+            try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
+        }
+        try await change("UPDATE books SET title = 'Fox Moon' WHERE id = \(bind: moon)")
+        try await change("UPDATE books SET title = 'Bear Naps' WHERE id = \(bind: bear)")
+        #expect(engine.memo.withLockedValue { $0.chain.count } == 2 && engine.searchMemo.withLockedValue { $0.chain.count } == 2)
+        let keptBefore = engine.answersKept.load(ordering: .relaxed)
+        #expect(titles("q=babies") == ["Owl Babies"])   // neither change reaches it: served kept
+        #expect(engine.answersKept.load(ordering: .relaxed) == keptBefore + 1)
+        #expect(titles("q=owl") == ["Owl Babies"] && titles("q=moon") == ["Fox Moon"] && titles("q=bear") == ["Bear Naps"])
+        gate.lock()
+        gate.unlock(withValue: 1)
+        await engine.carried()
+        engine.whileCarrying.withLockedValue { $0 = nil }
+        #expect(engine.memo.withLockedValue { $0.version == engine.currentVersion && $0.chain.isEmpty })
+        #expect(engine.searchMemo.withLockedValue { $0.version == engine.currentVersion && $0.chain.isEmpty })
+        // What either change reached went: "owl" (a word the first title lost); "moon" and "bear"
+        // stay (their books still match them in their titles), their pages' meta went (they show
+        // the new titles); "babies" stays (its meta went: a page of few results may offer a correction).
+        #expect(kept() == before.filter { !$0.contains("owl") }, "\(kept())")
+        let metas = engine.searchMemo.withLockedValue { memo in Array(memo.meta.current.keys) + memo.meta.previous.keys }
+        #expect(!metas.contains { $0.contains("moon") || $0.contains("bear") }, "\(metas)")
+        #expect(try await app.get("/api/v1/catalog/books?q=moon", token: parent.token).dataArray.compactMap { $0["title"] as? String } == ["Fox Moon"])
+    }
+
     @Test("a change of a book's territory rules alone keeps the answers of the catalogs it does not reach, and drops those of the countries it does", .app)
     func territoryRulesAlone() async throws {
         let app = try app()

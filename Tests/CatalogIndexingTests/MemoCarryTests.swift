@@ -97,4 +97,28 @@ struct MemoCarryTests {
         #expect(!index.carry(changing: [changed], removing: []).affects(words: [], filters: blocking))
         #expect(index.carry(changing: [changed], removing: []).affects(words: [], filters: MemoCarry.BrowseFilters(publisher: nil, age: nil, category: nil)))
     }
+
+    @Test("a book moved off a publisher or category whose id passes 2³¹ leaves its set (the index keeps a book's in 32 bits), and a move to an id 2³² apart is a change of its filters")
+    func movedOffWideIDs() {
+        var rng = CatalogIndexTests.RNG(state: 11)
+        var book = CatalogIndexTests.randomBook(1, &rng)
+        book.publisherID = 2_147_483_648
+        book.categoryIDs = [4_294_967_297]
+        var index = CatalogIndexTests.bulk([1: book])
+        var moved = book
+        moved.publisherID = 7
+        moved.categoryIDs = [1]
+        #expect(index.carry(changing: [moved], removing: []).browsing)
+        index.apply([moved], removing: [])
+        #expect(index.answer(CatalogParameters(publisher: 2_147_483_648)).total == 0)
+        #expect(index.answer(CatalogParameters(publisher: 7)).total == 1)
+        #expect(index.answer(CatalogParameters(), scope: CatalogScope(blockedCategories: [4_294_967_297])).total == 1)
+        #expect(index.answer(CatalogParameters(), scope: CatalogScope(blockedCategories: [1])).total == 0)
+        var aliased = moved
+        aliased.publisherID = 7 + 4_294_967_296
+        #expect(index.carry(changing: [aliased], removing: []).browsing)
+        aliased = moved
+        aliased.categoryIDs = [1 + 4_294_967_296]
+        #expect(index.carry(changing: [aliased], removing: []).browsing)
+    }
 }

@@ -12,6 +12,11 @@ struct CarryCheck {
 
     init(_ carry: MemoCarry) { self.carry = carry }
 
+    /// Whether the answer kept under `key` stays through every change of `carries` (a chain).
+    static func stays(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, through carries: [MemoCarry]) -> Bool {
+        carries.allSatisfy { carry in var check = CarryCheck(carry); return !check.reaches(entry, key) }
+    }
+
     /// Whether the carry may match `word` (whose forms and stem tokens are `forms`).
     mutating func goes(_ word: String, _ forms: [String]) -> Bool {
         if let known = verdicts[word] { return known }

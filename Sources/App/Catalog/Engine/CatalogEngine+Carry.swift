@@ -4,81 +4,107 @@ import NIOConcurrencyHelpers
 
 /// What a change of the catalog leaves of the memos (`MemoCarry`: which answers it cannot have
 /// reached), in two steps. `beginCarry`, under the index's write lock with the change, moves the
-/// sets kept per index state and marks the memos as carried to the new version: until they are,
-/// the memos stay as they were at the old version, and a request at the new version is served a
-/// kept entry the carry does not reach (vetted on the spot: `CarryCheck`), else computed and not
-/// kept. `finishCarry` then — after the lock, in a task of its own — removes the entries the
-/// change reaches and moves the memos to the new version.
+/// sets kept per index state and adds the change to the memos' chain (`AnswerMemo.chain`): until
+/// they are carried through it, the memos stay as they were, and a request at the new version is
+/// served a kept entry no change of the chain reaches (vetted on the spot: `CarryCheck`), else
+/// computed and not kept. `finishCarry` then — after the lock, in a task of its own — removes
+/// the entries the chain's changes reach and moves the memos to its last version; changes that
+/// came meanwhile are carried next, together.
 ///
 /// Visiting every kept answer and search under the write lock held every request for ~7 ms per
 /// change, and before it, every request that read the new version waited for it: the p99 of
-/// traffic with writes.
+/// traffic with writes. Then the catch-up of the next change waited for the carry (25–45 ms
+/// with the memos full, the request that found the change waiting too): changes now queue.
 extension CatalogEngine {
+    /// The task carrying the memos through their chains (`carryChains`), while one runs.
+    struct Carrying { var running = false; var task: Task<Void, Never>? }
+
     /// Under the index's write lock, with the change from `from` to `to` applied to `index`:
     /// whether the memos wait for `finishCarry` (else they were emptied, or nothing changed).
     func beginCarry(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) -> Bool {
         carrySets(from: from, to: to, carry, in: index)
-        // A change applied at a version already reached (a build went further) keeps nothing.
-        let carried = carry != nil && to > from
+        // A change applied at a version already reached (a build went further) keeps nothing;
+        // nor does one that does not follow the memos' version or chain.
+        guard let carry, to > from else {
+            memo.withLockedValue { $0.removeAll(); $0.version = to }
+            searchMemo.withLockedValue { $0 = SearchMemo(version: to, synonyms: $0.synonyms) }
+            return false
+        }
         let answers = memo.withLockedValue { memo in
-            guard carried, memo.version == from, memo.carrying == nil else {
+            guard (memo.carrying ?? memo.version) == from else {
                 memo.removeAll()
                 memo.version = to
                 return false
             }
-            memo.carrying = to
-            memo.carry = carry
+            memo.chain.append((to, carry))
             return true
         }
         let search = searchMemo.withLockedValue { memo in
-            guard carried, memo.version == from, memo.carrying == nil else {
+            guard (memo.carrying ?? memo.version) == from else {
                 memo = SearchMemo(version: to, synonyms: memo.synonyms)
                 return false
             }
-            memo.carrying = to
-            memo.carry = carry
+            memo.chain.append((to, carry))
             return true
         }
         return answers || search
     }
 
-    /// `finishCarry` in a task of its own (`merging`), counted and timed (`carries`).
-    func startCarry(from: Int, to: Int, _ carry: MemoCarry) {
-        merging.withLockedValue {
-            $0 = Task {
-                let start = ContinuousClock.now
-                self.finishCarry(from: from, to: to, carry)
-                let took = start.duration(to: .now)
-                self.carries.wrappingAdd(1, ordering: .relaxed)
-                self.carryMicroseconds.wrappingAdd(Int(took.components.seconds) * 1_000_000 + Int(took.components.attoseconds / 1_000_000_000_000), ordering: .relaxed)
-            }
+    /// Starts the task carrying the memos through their chains, unless one runs (it carries
+    /// what was added meanwhile before it stops).
+    func startCarrying() {
+        carrying.withLockedValue { state in
+            guard !state.running else { return }
+            state.running = true
+            state.task = Task { self.carryChains() }
         }
     }
 
-    /// Removes from the memos the entries `carry` reaches and moves them from `from` to `to` —
-    /// unless another change came first (it emptied them).
-    func finishCarry(from: Int, to: Int, _ carry: MemoCarry) {
-        whileCarrying.withLockedValue { $0 }?()
-        var check = CarryCheck(carry)
+    /// `finishCarry` until no chain is left, counted and timed (`carries`).
+    private func carryChains() {
+        while true {
+            let start = ContinuousClock.now
+            let changes = finishCarry()
+            let took = start.duration(to: .now)
+            carries.wrappingAdd(changes, ordering: .relaxed)
+            carryMicroseconds.wrappingAdd(Int(took.components.seconds) * 1_000_000 + Int(took.components.attoseconds / 1_000_000_000_000), ordering: .relaxed)
+            // (Checked under the task's lock: a change added after this finds no task running and starts one.)
+            let done = carrying.withLockedValue { state in
+                let left = memo.withLockedValue { !$0.chain.isEmpty } || searchMemo.withLockedValue { !$0.chain.isEmpty }
+                if !left { state.running = false }
+                return !left
+            }
+            if done { return }
+        }
+    }
+
+    /// Removes from the memos the entries their chains' changes reach and moves them to the
+    /// chains' last versions — unless a change that did not follow emptied them meanwhile.
+    /// Returns how many changes it carried.
+    func finishCarry() -> Int {
         // No request changes a memo being carried: copies (copy-on-write) are read outside its
         // lock, and let go before the memos change — removing in place then copies nothing.
-        typealias Answers = [String: AnswerMemo.Entry]
-        var answers = memo.withLockedValue { memo -> (current: Answers, older: Answers)? in
-            memo.version == from && memo.carrying == to ? (memo.answers, memo.older) : nil
-        }
-        typealias Search = (expansions: [[String: [SearchExpansion]]], meta: [String], synonyms: Synonyms)
+        typealias Chain = [(to: Int, carry: MemoCarry)]
+        typealias Answers = (from: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])
+        var answers = memo.withLockedValue { memo -> Answers? in memo.chain.isEmpty ? nil : (memo.version, memo.chain, memo.answers, memo.older) }
+        typealias Search = (from: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [String], synonyms: Synonyms)
         var search = searchMemo.withLockedValue { memo -> Search? in
-            guard memo.version == from && memo.carrying == to else { return nil }
-            return ([memo.expansions.current, memo.expansions.previous], Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
+            memo.chain.isEmpty ? nil : (memo.version, memo.chain, [memo.expansions.current, memo.expansions.previous],
+                                        Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
+        }
+        if answers != nil || search != nil { whileCarrying.withLockedValue { $0 }?() }
+        var answerChecks = answers?.chain.map { CarryCheck($0.carry) } ?? [], searchChecks = search?.chain.map { CarryCheck($0.carry) } ?? []
+        func reached(_ entry: AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> Bool {
+            checks.indices.contains { checks[$0].reaches(entry, key) }
         }
         var goneAnswers: [String] = [], goneExpansions: [String] = [], goneMeta: [String] = []
         if let kept = answers {
-            goneAnswers = kept.current.compactMap { check.reaches($1, $0) ? $0 : nil } + kept.older.compactMap { check.reaches($1, $0) ? $0 : nil }
+            goneAnswers = kept.current.compactMap { reached($1, $0, &answerChecks) ? $0 : nil } + kept.older.compactMap { reached($1, $0, &answerChecks) ? $0 : nil }
         }
         if let kept = search {
             // A word's forms come with its kept expansion (made with the memo's synonyms).
             goneExpansions = kept.expansions.joined().compactMap { key, expansions in
-                check.reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) ? key : nil
+                searchChecks.indices.contains { searchChecks[$0].reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) } ? key : nil
             }
             // (The dictionaries bound once: this runs for every kept page; its answer checked
             // again — the verdicts are known by now — rather than looked up among those gone.)
@@ -86,42 +112,50 @@ extension CatalogEngine {
             goneMeta = kept.meta.filter { key in
                 let answer = CarryCheck.answerKey(ofMeta: key)
                 let entry = current[answer] ?? older[answer]
-                return !check.metaStays(with: entry, answerReached: entry.map { check.reaches($0, answer) } ?? true)
+                return searchChecks.indices.contains { i in
+                    !searchChecks[i].metaStays(with: entry, answerReached: entry.map { searchChecks[i].reaches($0, answer) } ?? true)
+                }
             }
         }
-        let carryingAnswers = answers != nil, carryingSearch = search != nil
+        let answerChain = answers.map { ($0.from, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.chain.map(\.to)) }
+        let changesSomething = search?.chain.contains { !$0.carry.changesNothing } ?? false
         answers = nil
         search = nil
-        if carryingAnswers {
+        // The carried part of each chain goes; a chain emptied meanwhile (a change that did not
+        // follow) is left as it is.
+        func follows(_ version: Int, _ chain: Chain, _ carried: (Int, [Int])) -> Bool {
+            version == carried.0 && chain.count >= carried.1.count && zip(chain, carried.1).allSatisfy { $0.to == $1 }
+        }
+        if let carried = answerChain {
             memo.withLockedValue { memo in
-                guard memo.version == from, memo.carrying == to else { return }
+                guard follows(memo.version, memo.chain, carried) else { return }
                 for key in goneAnswers {
                     memo.answers.removeValue(forKey: key)
                     memo.older.removeValue(forKey: key)
                 }
-                memo.version = to
-                memo.carrying = nil
-                memo.carry = nil
+                memo.version = carried.1.last!
+                memo.chain.removeFirst(carried.1.count)
             }
         }
-        guard carryingSearch else { return }
-        searchMemo.withLockedValue { memo in
-            guard memo.version == from, memo.carrying == to else { return }
-            memo.expansions.remove(goneExpansions)
-            memo.meta.remove(goneMeta)
-            if !carry.changesNothing {
-                memo.suggestions.removeAll()
-                memo.causes.removeAll()
+        if let carried = searchChain {
+            searchMemo.withLockedValue { memo in
+                guard follows(memo.version, memo.chain, carried) else { return }
+                memo.expansions.remove(goneExpansions)
+                memo.meta.remove(goneMeta)
+                if changesSomething {
+                    memo.suggestions.removeAll()
+                    memo.causes.removeAll()
+                }
+                memo.version = carried.1.last!
+                memo.chain.removeFirst(carried.1.count)
             }
-            memo.version = to
-            memo.carrying = nil
-            memo.carry = nil
         }
+        return max(answerChain?.1.count ?? 0, searchChain?.1.count ?? 0)
     }
 
-    /// Waits until the memos carried through the last change are (tests; a snapshot's answers).
+    /// Waits until the memos are carried through every change applied so far (tests; a snapshot's answers).
     func carried() async {
-        await merging.withLockedValue { $0 }?.value
+        while let task = carrying.withLockedValue({ $0.running ? $0.task : nil }) { await task.value }
     }
 
     /// The sets kept per index state follow: a common word's catalog-wide set stays unless the

@@ -26,11 +26,13 @@ extension CatalogEngine {
         var version = -1
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
-        /// The version these answers are being carried to (`finishCarry`) and the carry: until
-        /// they are, an answer at it is served from them when the carry does not reach it
-        /// (`CarryCheck`), else computed and not kept.
-        var carrying: Int?
-        var carry: MemoCarry?
+        /// The changes these answers are being carried through (`finishCarry`), in order: the
+        /// versions they lead to and their carries. Until they are, an answer at the last one is
+        /// served from them when no carry of the chain reaches it (`CarryCheck`), else computed
+        /// and not kept.
+        var chain: [(to: Int, carry: MemoCarry)] = []
+        /// The version these answers are being carried to (nil: none).
+        var carrying: Int? { chain.last?.to }
 
         mutating func answer(_ key: String) -> CatalogIndex.Answer? {
             if let entry = answers[key] { return entry.answer }
@@ -47,8 +49,7 @@ extension CatalogEngine {
         mutating func removeAll() {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
-            carrying = nil
-            carry = nil
+            chain = []
         }
     }
 
@@ -59,14 +60,13 @@ extension CatalogEngine {
     /// the memo) — or, for a browsing answer, its `filters` (`MemoCarry.affectsBrowse`).
     func memoized(_ key: String, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters? = nil, version: Int,
                   _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
-        let (known, carried) = memo.withLockedValue { memo -> (CatalogIndex.Answer?, (AnswerMemo.Entry, MemoCarry)?) in
+        let (known, carried) = memo.withLockedValue { memo -> (CatalogIndex.Answer?, (AnswerMemo.Entry, [MemoCarry])?) in
             if memo.version == version { return (memo.answer(key), nil) }
             // Being carried to `version`: the kept entry, left where it is, to vet.
-            guard memo.carrying == version, let carry = memo.carry, let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
-            return (nil, (entry, carry))
+            guard memo.carrying == version, let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
+            return (nil, (entry, memo.chain.map(\.carry)))
         }
-        var check = carried.map { CarryCheck($0.1) }
-        if let known = known ?? carried.flatMap({ check?.reaches($0.0, key) == false ? $0.0.answer : nil }) {
+        if let known = known ?? carried.flatMap({ entry, carries in CarryCheck.stays(entry, key, through: carries) ? entry.answer : nil }) {
             answersKept.wrappingAdd(1, ordering: .relaxed)
             return known
         }

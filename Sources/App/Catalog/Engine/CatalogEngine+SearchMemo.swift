@@ -15,9 +15,9 @@ struct SearchMemo {
     /// current one).
     static let limit = 32768
     /// Expansions are per word and shared by every search holding it, while a page's meta and a
-    /// miss's cause are per request: the words get generations of their own, twice as large,
-    /// so a stream of one-off searches (a meta each, half of them a cause) does not push out the
-    /// words the next searches type again (~1 kB a word: ≤ 64 MB at the limit, both generations).
+    /// miss's cause are per request: the words get generations of their own, so a stream of
+    /// one-off searches (a meta each, half of them a cause) does not push out the words the next
+    /// searches type again (~1 kB a word: ≤ 64 MB at the limit, both generations).
     static let expansionsLimit = 32768
     var version = -1
     var synonyms = Synonyms()
@@ -27,9 +27,9 @@ struct SearchMemo {
     var suggestions = Generations<[SuggestionDTO]>()
     /// Why a search found nothing (`missCause`), per answer key.
     var causes = Generations<SearchMisses.Cause>()
-    /// The version this memo is being carried to and the carry (`AnswerMemo.carrying`).
-    var carrying: Int?
-    var carry: MemoCarry?
+    /// The changes this memo is being carried through (`AnswerMemo.chain`).
+    var chain: [(to: Int, carry: MemoCarry)] = []
+    var carrying: Int? { chain.last?.to }
 
     /// Values by key in two generations of at most `limit` entries each.
     struct Generations<Value> {
@@ -88,21 +88,18 @@ struct SearchMemo {
 
 extension CatalogEngine {
     /// `compute`d once per version, synonyms and `key` in `path` of the search memo. While the
-    /// memo is carried to `version`, a kept value is served when `stays` finds the carry does not
-    /// reach it (`CarryCheck`; nil: computed until carried).
+    /// memo is carried to `version`, a kept value is served when `stays` finds no carry of the
+    /// chain reaches it (`CarryCheck`; nil: computed until carried).
     func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
                            stays: ((T, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
-        let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, MemoCarry)?) in
+        let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, [MemoCarry])?) in
             if memo.adopt(version: version, synonyms: synonyms) { return (memo.lookup(path, key), nil) }
-            guard stays != nil, memo.carrying == version, memo.synonyms == synonyms, let carry = memo.carry,
-                  let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
-            return (nil, (value, carry))
+            guard stays != nil, memo.carrying == version, memo.synonyms == synonyms, let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
+            return (nil, (value, memo.chain.map(\.carry)))
         }
         if let known { return known }
-        if let (value, carry) = carried, let stays {
-            var check = CarryCheck(carry)
-            if stays(value, &check) { return value }
-        }
+        if let (value, carries) = carried, let stays,
+           carries.allSatisfy({ carry in var check = CarryCheck(carry); return stays(value, &check) }) { return value }
         let value = compute()
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }

@@ -47,8 +47,8 @@ final class CatalogEngine: @unchecked Sendable {
 
     /// Called once per change-log application (a metric).
     let onDelta: @Sendable () -> Void
-    /// The memos' carry through the last change (`finishCarry`), running or done.
-    let merging = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// The task carrying the memos through the changes applied (`carryChains`), while one runs.
+    let carrying = NIOLockedValueBox(Carrying())
     /// Tests: called as a change's carry begins (a request answered at the new version meanwhile).
     let whileCarrying = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     /// The database a build reads from on a connection of its own (`DATABASE_URL`), so a build is
@@ -179,16 +179,14 @@ final class CatalogEngine: @unchecked Sendable {
             let removing = list.filter { !present.contains($0) }
             // What the change alters of each book (its words, filters, what a page shows), from
             // its record before and after, decides which kept answers stay (worked out before the
-            // write lock; the kept answers are visited after it: `CatalogEngine+Carry.swift`).
-            // The memos carried through the last change first: a change that came while they
-            // still were would empty them (changes faster than their carries keep nothing).
-            await self.carried()
+            // write lock; the kept answers are visited after it, the change queued behind those
+            // still being carried: `CatalogEngine+Carry.swift`).
             let (at, carry) = self.lock.reading { (self.version, namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)) }
-            let (applied, merge) = self.lock.writing { () -> (Bool, (from: Int, to: Int, carry: MemoCarry)?) in
+            let (applied, carrying) = self.lock.writing { () -> (Bool, Bool) in
                 let before = self.version
                 // The known categories were this index's: a build in between may know newer
                 // ones (the caller's loop reads the log again).
-                guard read || before == from else { return (false, nil) }
+                guard read || before == from else { return (false, false) }
                 if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
                 self.index.apply(loaded, removing: removing)
                 // Read after the log, so at least as new as `to` (a build that got further keeps its own).
@@ -196,10 +194,9 @@ final class CatalogEngine: @unchecked Sendable {
                 self.version = max(self.version, to)
                 // A build in between: the carry was worked out for another index, nothing is kept.
                 let carried = before == at ? carry : nil
-                guard self.beginCarry(from: before, to: self.version, carried, in: self.index), let carried else { return (true, nil) }
-                return (true, (before, self.version, carried))
+                return (true, self.beginCarry(from: before, to: self.version, carried, in: self.index))
             }
-            if let merge { self.startCarry(from: merge.from, to: merge.to, merge.carry) }
+            if carrying { self.startCarrying() }
             if applied { self.onDelta() }
             return false
         }
