@@ -107,8 +107,11 @@ extension CatalogEngine {
                 searchChecks.indices.contains { searchChecks[$0].reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) } ? key : nil
             }
             // (The dictionaries bound once: this runs for every kept page; its answer checked
-            // again — the verdicts are known by now — rather than looked up among those gone.)
-            let current = answers?.current ?? [:], older = answers?.older ?? [:]
+            // again — the verdicts are known by now — rather than looked up among those gone.
+            // Only answers at the pages' own version: the chains may start from different ones,
+            // and an older answer may not be the one a page's meta was made from — then they go.)
+            let sameBase = answers?.from == kept.from
+            let current = sameBase ? answers?.current ?? [:] : [:], older = sameBase ? answers?.older ?? [:] : [:]
             goneMeta = kept.meta.filter { key in
                 let answer = CarryCheck.answerKey(ofMeta: key)
                 let entry = current[answer] ?? older[answer]

@@ -15,8 +15,10 @@ extension CatalogEngine {
         guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else { return compute() }
         // Highlights point into the text shown, so they are kept per locale (after \u{3}).
         // While the memos are carried: kept when its answer is kept through the carry.
-        func stays(_ meta: [UInt8], _ check: inout CarryCheck) -> Bool {
-            let entry = memo.withLockedValue { $0.carrying == version ? $0.answers[key] ?? $0.older[key] : nil }
+        // (The answer read at the search memo's own version: the two memos' chains may start
+        // from different versions, and an older answer may not be the one the meta was made from.)
+        func stays(_ meta: [UInt8], _ base: Int, _ check: inout CarryCheck) -> Bool {
+            let entry = memo.withLockedValue { $0.version == base && $0.carrying == version ? $0.answers[key] ?? $0.older[key] : nil }
             return check.metaStays(with: entry, answerReached: entry.map { check.reaches($0, key) } ?? true)
         }
         return searchMemoized(\.meta, key + (locales.isEmpty ? "" : "\u{3}" + locales.joined(separator: ",")), version: version, synonyms: synonyms,

@@ -32,7 +32,7 @@ extension CatalogEngine {
     func keptExpansions(_ words: [String], in index: CatalogIndex, version: Int, synonyms: Synonyms) -> [SearchExpansion] {
         words.flatMap { word in
             searchMemoized(\.expansions, word, version: version, synonyms: synonyms,
-                           stays: { !$1.reaches(expansionsOf: word, $0, synonyms: synonyms) }) { index.expansions([word], synonyms: synonyms) }
+                           stays: { !$2.reaches(expansionsOf: word, $0, synonyms: synonyms) }) { index.expansions([word], synonyms: synonyms) }
         }
     }
 

@@ -89,17 +89,18 @@ struct SearchMemo {
 extension CatalogEngine {
     /// `compute`d once per version, synonyms and `key` in `path` of the search memo. While the
     /// memo is carried to `version`, a kept value is served when `stays` finds no carry of the
-    /// chain reaches it (`CarryCheck`; nil: computed until carried).
+    /// chain reaches it (`CarryCheck`, with the memo's version the chain starts from; nil:
+    /// computed until carried).
     func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
-                           stays: ((T, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
-        let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, [MemoCarry])?) in
+                           stays: ((T, _ base: Int, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
+        let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, Int, [MemoCarry])?) in
             if memo.adopt(version: version, synonyms: synonyms) { return (memo.lookup(path, key), nil) }
             guard stays != nil, memo.carrying == version, memo.synonyms == synonyms, let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
-            return (nil, (value, memo.chain.map(\.carry)))
+            return (nil, (value, memo.version, memo.chain.map(\.carry)))
         }
         if let known { return known }
-        if let (value, carries) = carried, let stays,
-           carries.allSatisfy({ carry in var check = CarryCheck(carry); return stays(value, &check) }) { return value }
+        if let (value, base, carries) = carried, let stays,
+           carries.allSatisfy({ carry in var check = CarryCheck(carry); return stays(value, base, &check) }) { return value }
         let value = compute()
         searchMemo.withLockedValue { memo in
             guard memo.adopt(version: version, synonyms: synonyms) else { return }

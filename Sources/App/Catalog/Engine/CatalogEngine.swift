@@ -182,11 +182,11 @@ final class CatalogEngine: @unchecked Sendable {
             // write lock; the kept answers are visited after it, the change queued behind those
             // still being carried: `CatalogEngine+Carry.swift`).
             let (at, carry) = self.lock.reading { (self.version, namesChanged ? nil : self.index.carry(changing: loaded, removing: removing)) }
-            let (applied, carrying) = self.lock.writing { () -> (Bool, Bool) in
+            let applied = self.lock.writing { () -> Bool in
                 let before = self.version
                 // The known categories were this index's: a build in between may know newer
                 // ones (the caller's loop reads the log again).
-                guard read || before == from else { return (false, false) }
+                guard read || before == from else { return false }
                 if namesChanged { self.index.setCategories(categories.map(\.indexed)) }
                 self.index.apply(loaded, removing: removing)
                 // Read after the log, so at least as new as `to` (a build that got further keeps its own).
@@ -194,9 +194,11 @@ final class CatalogEngine: @unchecked Sendable {
                 self.version = max(self.version, to)
                 // A build in between: the carry was worked out for another index, nothing is kept.
                 let carried = before == at ? carry : nil
-                return (true, self.beginCarry(from: before, to: self.version, carried, in: self.index))
+                // Started under the lock: a catch-up that returns once this version is reached,
+                // then waits for `carried()`, finds the carry running (found by an outside review).
+                if self.beginCarry(from: before, to: self.version, carried, in: self.index) { self.startCarrying() }
+                return true
             }
-            if carrying { self.startCarrying() }
             if applied { self.onDelta() }
             return false
         }
