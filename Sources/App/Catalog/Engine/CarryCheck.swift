@@ -18,7 +18,10 @@ struct CarryCheck {
     }
 
     /// Whether the carry may match `word` (whose forms and stem tokens are `forms`).
-    mutating func goes(_ word: String, _ forms: [String]) -> Bool {
+    mutating func goes(_ word: String, _ forms: [String]) -> Bool { Self.verdict(carry, word, forms, &verdicts) }
+
+    /// `carry.mayMatch(word, forms:)`, worked out once per word in `verdicts`.
+    private static func verdict(_ carry: MemoCarry, _ word: String, _ forms: [String], _ verdicts: inout [String: Bool]) -> Bool {
         if let known = verdicts[word] { return known }
         let verdict = carry.mayMatch(word, forms: forms)
         verdicts[word] = verdict
@@ -33,21 +36,11 @@ struct CarryCheck {
         if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
         // A search in title order (its filters say; none kept: it may be) matching a book whose title key moved.
         if !entry.words.isEmpty, entry.filters?.titleOrder ?? true, let titleOrder = carry.titleOrder,
-           zip(entry.words, entry.forms).contains(where: { word, forms in
-               if let known = orderVerdicts[word] { return known }
-               let verdict = titleOrder.mayMatch(word, forms: forms)
-               orderVerdicts[word] = verdict
-               return verdict
-           }) { return true }
+           zip(entry.words, entry.forms).contains(where: { Self.verdict(titleOrder, $0, $1, &orderVerdicts) }) { return true }
         guard let territorial = carry.territorial, let country = CatalogEngine.keptCountry(key),
               country == CatalogEngine.unknownCountry || territorial.countries.contains(country) else { return false }
         if entry.words.isEmpty { return territorial.carry.affectsBrowse(entry.filters) }
-        return zip(entry.words, entry.forms).contains { word, forms in
-            if let known = territorialVerdicts[word] { return known }
-            let verdict = territorial.carry.mayMatch(word, forms: forms)
-            territorialVerdicts[word] = verdict
-            return verdict
-        }
+        return zip(entry.words, entry.forms).contains { Self.verdict(territorial.carry, $0, $1, &territorialVerdicts) }
     }
 
     /// Whether the carry may reach the words' expansions kept under `key` (one word, or several
