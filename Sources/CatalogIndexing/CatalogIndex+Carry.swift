@@ -66,7 +66,8 @@ extension CatalogIndex {
         }
         return MemoCarry(lexemes: lexemes, browsing: browsing, footprints: footprints, shown: shown,
                          territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)),
-                         titleOrder: ordered.isEmpty ? nil : MemoCarry(lexemes: ordered, browsing: false))
+                         titleOrder: ordered.isEmpty ? nil : MemoCarry(lexemes: ordered, browsing: false),
+                         countedBefore: browsing || !countries.isEmpty ? countedBefore(books.map(\.id) + removing) : nil)
     }
 
     /// The filters an indexed book has now (`MemoCarry.Footprint`): its categories exact when

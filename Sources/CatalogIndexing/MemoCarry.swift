@@ -43,6 +43,10 @@ public struct MemoCarry: Sendable {
     /// The books whose shown title, author, language or translations changed: a kept page's
     /// highlights showing one of them go, whether or not its answer stays (`reachesPage`).
     public let shown: Set<Int>
+    /// The changed books before the change (nil: one is scheduled, or none reaches a browse), and
+    /// on both sides once it is applied (`CatalogIndex.counting`): what patches a browse (`patched`).
+    var countedBefore: [CountedBook]?
+    public internal(set) var counted: CountedChange?
     /// Nothing an answer or a page reads changed (every changed book's record is the same where it counts).
     public var changesNothing: Bool { whole.isEmpty && !browsing && territorial == nil && shown.isEmpty && titleOrder == nil }
 
@@ -54,8 +58,9 @@ public struct MemoCarry: Sendable {
     /// or sort keys changed; `shown`: the books whose shown fields changed; `territorial`: what
     /// reaches only some countries' catalogs.
     public init(lexemes: some Sequence<String>, browsing: Bool = true, footprints: [Footprint]? = nil, shown: Set<Int> = [],
-                territorial: (countries: Set<String>, carry: MemoCarry)? = nil, titleOrder: MemoCarry? = nil) {
+                territorial: (countries: Set<String>, carry: MemoCarry)? = nil, titleOrder: MemoCarry? = nil, countedBefore: [CountedBook]? = nil) {
         self.browsing = browsing
+        self.countedBefore = countedBefore
         self.shown = shown
         titleOrderPart = titleOrder.map { [$0] } ?? []
         self.footprints = footprints

@@ -12,9 +12,23 @@ struct CarryCheck {
 
     init(_ carry: MemoCarry) { self.carry = carry }
 
-    /// Whether the answer kept under `key` stays through every change of `carries` (a chain).
-    static func stays(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, through carries: [MemoCarry]) -> Bool {
-        carries.allSatisfy { carry in var check = CarryCheck(carry); return !check.reaches(entry, key) }
+    /// The answer kept under `key` carried through every change of `carries` (a chain).
+    static func carried(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, through carries: [MemoCarry]) -> CatalogIndex.Answer? {
+        var checks = carries.map(CarryCheck.init)
+        return carried(entry, key, &checks)
+    }
+
+    /// The answer kept under `key` carried through the changes of `checks` (a chain, in order):
+    /// as kept when none reaches it; a browse's patched by the changed books (`MemoCarry.patched`)
+    /// through those that do; nil when one reaches it otherwise (it goes).
+    static func carried(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> CatalogIndex.Answer? {
+        var answer = entry.answer
+        for i in checks.indices where checks[i].reaches(entry, key) {
+            guard entry.words.isEmpty, let filters = entry.filters, let counting = entry.counting,
+                  let patched = checks[i].carry.patched(answer, filters: filters, counting: counting) else { return nil }
+            answer = patched
+        }
+        return answer
     }
 
     /// Whether the carry may match `word` (whose forms and stem tokens are `forms`).

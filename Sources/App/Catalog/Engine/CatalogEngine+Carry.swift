@@ -25,6 +25,8 @@ extension CatalogEngine {
         carrySets(from: from, to: to, carry, in: index)
         // A change applied at a version already reached (a build went further) keeps nothing;
         // nor does one that does not follow the memos' version or chain.
+        // The changed books read again after the change: what patches the browses it reaches.
+        let carry = carry.map(index.counting)
         guard let carry, to > from else {
             memo.withLockedValue { $0.removeAll(); $0.version = to }
             searchMemo.withLockedValue { $0 = SearchMemo(version: to, synonyms: $0.synonyms) }
@@ -97,9 +99,13 @@ extension CatalogEngine {
         func reached(_ entry: AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> Bool {
             checks.indices.contains { checks[$0].reaches(entry, key) }
         }
-        var goneAnswers: [String] = [], goneExpansions: [String] = [], goneMeta: [String] = []
+        var goneAnswers: [String] = [], patchedAnswers: [(String, AnswerMemo.Entry)] = [], goneExpansions: [String] = [], goneMeta: [String] = []
         if let kept = answers {
-            goneAnswers = kept.current.compactMap { reached($1, $0, &answerChecks) ? $0 : nil } + kept.older.compactMap { reached($1, $0, &answerChecks) ? $0 : nil }
+            // Gone when a change reaches it — unless it is a browse the change's books patch.
+            for (key, entry) in [kept.current, kept.older].joined() where reached(entry, key, &answerChecks) {
+                if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
+                else { goneAnswers.append(key) }
+            }
         }
         if let kept = search {
             // A word's forms come with its kept expansion (made with the memo's synonyms).
@@ -135,6 +141,10 @@ extension CatalogEngine {
                 for key in goneAnswers {
                     memo.answers.removeValue(forKey: key)
                     memo.older.removeValue(forKey: key)
+                }
+                // (Where it is now: a request may have moved it to the newer generation meanwhile.)
+                for (key, entry) in patchedAnswers {
+                    if memo.answers[key] != nil { memo.answers[key] = entry } else if memo.older[key] != nil { memo.older[key] = entry }
                 }
                 memo.version = carried.1.last!
                 memo.chain.removeFirst(carried.1.count)

@@ -15,9 +15,16 @@ extension CatalogEngine {
             let words: [String]
             let forms: [[String]]
             let filters: MemoCarry.BrowseFilters?
-            init(_ answer: CatalogIndex.Answer, _ words: [String], _ forms: [[String]], _ filters: MemoCarry.BrowseFilters?) {
-                self.answer = answer; self.words = words; self.forms = forms; self.filters = filters
+            /// A browse's scope, order and page's end: what patches it through a change
+            /// (`MemoCarry.patched`; nil: dropped when reached — not kept in a snapshot).
+            let counting: MemoCarry.BrowseCounting?
+            init(_ answer: CatalogIndex.Answer, _ words: [String], _ forms: [[String]], _ filters: MemoCarry.BrowseFilters?,
+                 counting: MemoCarry.BrowseCounting? = nil) {
+                self.answer = answer; self.words = words; self.forms = forms; self.filters = filters; self.counting = counting
             }
+
+            /// The same entry with `answer` (patched through a change).
+            func with(_ answer: CatalogIndex.Answer) -> Entry { Entry(answer, words, forms, filters, counting: counting) }
         }
         /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
         /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
@@ -54,11 +61,13 @@ extension CatalogEngine {
     }
 
     /// The memo's answer for `key` at `version`, computing and keeping it when absent (while the
-    /// memo is carried to `version`: the kept one when the carry does not reach it, `CarryCheck`).
+    /// memo is carried to `version`: the kept one when the carry does not reach it, or a browse's
+    /// patched, `CarryCheck`).
     /// Kept with each answer: its words' forms and stem tokens (`SearchExpansion.forms`, one
     /// list per word), against which a change is checked (`MemoCarry`; a change of synonyms drops
     /// the memo) — or, for a browsing answer, its `filters` (`MemoCarry.affectsBrowse`).
     func memoized(_ key: String, words: [String], forms: [[String]], filters: MemoCarry.BrowseFilters? = nil, version: Int,
+                  counting: (CatalogIndex.Answer) -> MemoCarry.BrowseCounting? = { _ in nil },
                   _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
         let (known, carried) = memo.withLockedValue { memo -> (CatalogIndex.Answer?, (AnswerMemo.Entry, [MemoCarry])?) in
             if memo.version == version { return (memo.answer(key), nil) }
@@ -66,7 +75,7 @@ extension CatalogEngine {
             guard memo.carrying == version, let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
             return (nil, (entry, memo.chain.map(\.carry)))
         }
-        if let known = known ?? carried.flatMap({ entry, carries in CarryCheck.stays(entry, key, through: carries) ? entry.answer : nil }) {
+        if let known = known ?? carried.flatMap({ entry, carries in CarryCheck.carried(entry, key, through: carries) }) {
             answersKept.wrappingAdd(1, ordering: .relaxed)
             return known
         }
@@ -78,7 +87,7 @@ extension CatalogEngine {
                 memo.version = version
                 memo.removeAll()
             }
-            memo.keep(AnswerMemo.Entry(answer, words, forms, filters), key)
+            memo.keep(AnswerMemo.Entry(answer, words, forms, filters, counting: counting(answer)), key)
         }
         return answer
     }

@@ -50,7 +50,8 @@ extension CatalogEngine {
         let forms = expansions.count == parameters.words.count ? expansions.map(\.forms) : parameters.words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }
         // (A search's say whether it is in title order: a title edit moves its matches there.)
         let filters = index.browseFilters(parameters, scope: narrowing)
-        return memoized(key, words: parameters.words, forms: forms, filters: filters, version: version) {
+        return memoized(key, words: parameters.words, forms: forms, filters: filters, version: version,
+                        counting: { index.browseCounting(parameters, scope: narrowing, $0) }) {
             guard let narrowing else { return index.answer(parameters, expansions: expansions, offline: offline, cache: cache) }
             return index.answer(parameters, expansions: expansions,
                                 within: scopeBooks(narrowing, in: index, offline: offline, stateKey: stateKey, version: version), cache: cache)
