@@ -17,20 +17,27 @@ extension CatalogIndex {
         let ageBooks = noAge.words == noCategory.words ? categoryBooks : noAge.count
         guard categoryBooks + ageBooks <= budget else { return nil }
         guard byCategory.keys.allSatisfy({ Int32(exactly: $0) != nil }) else { return nil }
-        // Where each category's count goes (one without a set counts none, as its pass would).
+        // Where each category's count goes, by id (one without a set counts none, as its pass
+        // would): a table when the ids are small, as they are (a dictionary lookup per book cost more).
+        let listed = categories.enumerated().filter { byCategory[$0.element.id] != nil }
+        let table = (listed.map(\.element.id).max() ?? 0) < 1 << 16 && listed.allSatisfy { $0.element.id >= 0 }
+        var byID = [Int](repeating: -1, count: table ? (listed.map(\.element.id).max() ?? 0) + 1 : 0)
         var place: [Int32: Int] = [:]
-        place.reserveCapacity(categories.count)
-        for (i, category) in categories.enumerated() where byCategory[category.id] != nil { place[Int32(category.id)] = i }
+        for (i, category) in listed { if table { byID[category.id] = i } else { place[Int32(category.id)] = i } }
         var categoryCounts = [Int](repeating: 0, count: categories.count)
         bookCategories.storage.withUnsafeBufferPointer { stored in
-            noCategory.forEach { id in
-                let range = bookCategories.range(id)
-                for at in range {
-                    // A category listed twice counts once (the set holds the book once).
-                    guard let i = place[stored[at]], !stored[range.lowerBound..<at].contains(stored[at]) else { continue }
-                    categoryCounts[i] += 1
+            byID.withUnsafeBufferPointer { byID in
+                noCategory.forEach { id in
+                    let range = bookCategories.range(id)
+                    for at in range {
+                        let category = stored[at]
+                        let i = table ? (category >= 0 && Int(category) < byID.count ? byID[Int(category)] : -1) : place[category] ?? -1
+                        // A category listed twice counts once (the set holds the book once).
+                        guard i >= 0, !stored[range.lowerBound..<at].contains(category) else { continue }
+                        categoryCounts[i] += 1
+                    }
+                    return true
                 }
-                return true
             }
         }
         var ageCounts = [Int](repeating: 0, count: Self.ageBands.count)
