@@ -60,15 +60,8 @@ extension CatalogIndex {
         let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 8 ? sets.blocks : nil
         func count(_ a: Bitset, _ b: Bitset) -> Int { occupied.map { a.intersectionCount(b, at: $0) } ?? a.intersectionCount(b) }
         let total = occupied.map { matches.intersectionCount(matches, at: $0) } ?? matches.count
-        let categoryCounts: [(id: Int, count: Int)], ageBandCounts: [Int]
-        // (Matches in a few words: their passes read only those, cheaper than a pass to count them.)
-        if occupied == nil, let byBooks = facetsByBooks(noCategory, noAge) {
-            categoryCounts = zip(categories, byBooks.categories).map { (id: $0.id, count: $1) }
-            ageBandCounts = byBooks.ages
-        } else {
-            categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map { count(noCategory, $0) } ?? 0) }
-            ageBandCounts = Self.ageBands.map { count(noAge, byAge[$0.age]) }
-        }
+        let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map { count(noCategory, $0) } ?? 0) }
+        let ageBandCounts = Self.ageBands.map { count(noAge, byAge[$0.age]) }
         let page = parameters.page
         var ids: [Int] = []
         if page.offset < total {
