@@ -73,6 +73,60 @@ struct EngineCarryTests {
         #expect(try await titles("") == ["Bear Snores", "Cat Nap", "Owl Babies"])
     }
 
+    @Test("a browse a take-down reaches is patched — served during the carry and kept after it, its total one less and its page the same — unless the book was on its page; each as the SQL answers it", .app)
+    func browsesPatched() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let parent = try await app.makeParent()
+        let animals = try await app.makeCategory("Animals", slug: "animals")
+        var ids: [Int] = []
+        for title in ["Ant Parade", "Bear Snores", "Cat Nap", "Zebra Stripes"] { ids.append(try await app.makeBook(title, categories: [animals])) }
+        try await engine.build(on: app.db)
+        func page(_ query: String) async throws -> (titles: [String], total: Int, body: NSDictionary) {
+            let response = try await app.get("/api/v1/catalog/books?\(query)", token: parent.token)
+            let meta = try response.json["meta"] as? [String: Any]
+            return (try response.dataArray.compactMap { $0["title"] as? String }, meta?["total_count"] as? Int ?? -1,
+                    try CatalogEngineTests.jsonObject(response))
+        }
+        #expect(try await page("per_page=2").titles == ["Ant Parade", "Bear Snores"])
+        #expect(try await page("per_page=2&age=4").total == 4)
+        let patchedBefore = engine.browsesPatched.load(ordering: .relaxed)
+        let served = NIOLockedValueBox<[Bool]>([])
+        engine.whileCarrying.withLockedValue {
+            $0 = {
+                for query in ["per_page=2", "per_page=2&age=4"] {
+                    let keptBefore = engine.answersKept.load(ordering: .relaxed)
+                    _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+                    served.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
+                }
+            }
+        }
+        // After the page's end: patched, during the carry and after it.
+        try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: ids[3])").run()
+        _ = try await page("q=zzz")   // the catch-up
+        await engine.carried()
+        engine.whileCarrying.withLockedValue { $0 = nil }
+        #expect(served.withLockedValue { $0 } == [true, true])
+        #expect(engine.browsesPatched.load(ordering: .relaxed) == patchedBefore + 2)
+        let keptBefore = engine.answersKept.load(ordering: .relaxed)
+        let patched = try await page("per_page=2&age=4")
+        #expect(engine.answersKept.load(ordering: .relaxed) == keptBefore + 1)
+        #expect(patched.titles == ["Ant Parade", "Bear Snores"] && patched.total == 3)
+        // On its page: computed again.
+        try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: ids[0])").run()
+        _ = try await page("q=zzz")
+        await engine.carried()
+        #expect(try await page("per_page=2").titles == ["Bear Snores", "Cat Nap"])
+        // Each as the SQL path answers it (the engine off).
+        for query in ["per_page=2", "per_page=2&age=4", "per_page=2&category=animals"] {
+            let engineBody = try await page(query).body
+            app.settings.catalogEngine = false
+            let sqlBody = try await page(query).body
+            app.settings.catalogEngine = true
+            #expect(engineBody == sqlBody, "\(query)")
+        }
+    }
+
     @Test("changes that come while a carry runs queue behind it (the catch-up does not wait): answers meanwhile are the newest version's, kept ones no change reaches served; then what they reached is gone and the rest kept", .app)
     func changesQueueBehindACarry() async throws {
         let app = try app()

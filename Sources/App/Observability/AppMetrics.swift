@@ -97,6 +97,8 @@ final class AppMetrics: Sendable {
             .set(Double(engine.carries.load(ordering: .relaxed)))
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_carry_seconds", "Time the engine spent carrying kept answers through changes since start (meanwhile answers the change can reach are computed and not kept)"))
             .set(Double(engine.carryMicroseconds.load(ordering: .relaxed)) / 1e6)
+        registry.makeGauge(descriptor: Self.metric("storytime_catalog_engine_browses_patched", "Kept browses (no search words) a carry patched by the changed books' ±1 instead of dropping them, since start"))
+            .set(Double(engine.browsesPatched.load(ordering: .relaxed)))
         registry.makeGauge(descriptor: Self.metric("storytime_catalog_cache_entries", "Responses held by the SQL path's catalog cache"))
             .set(Double(app.appServices.catalogCache.count))
         statements.set(Double(app.appServices.queryCounter.count))

@@ -146,6 +146,7 @@ extension CatalogEngine {
                 for (key, entry) in patchedAnswers {
                     if memo.answers[key] != nil { memo.answers[key] = entry } else if memo.older[key] != nil { memo.older[key] = entry }
                 }
+                browsesPatched.wrappingAdd(patchedAnswers.count, ordering: .relaxed)
                 memo.version = carried.1.last!
                 memo.chain.removeFirst(carried.1.count)
             }
