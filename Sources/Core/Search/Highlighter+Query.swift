@@ -8,10 +8,6 @@ extension Highlighter {
         struct Stem: Sendable { let bytes: [UInt8]; let language: ArraySlice<UInt8>; let stem: ArraySlice<UInt8>; let rank: Int }
         let words: [[UInt8]]
         let alternatives: [Alternative]
-        /// The alternatives by their first byte (indices into `alternatives`): a word of a text is
-        /// compared only with those it could equal or start with — a typo walk gives dozens, and
-        /// comparing each word of a page's titles and authors with every one was most of its highlights.
-        let byFirstByte: [[Int]]
         let stems: [Stem]
         /// The best rank a stem token can give (`Int.max`: none).
         let bestStemRank: Int
@@ -31,12 +27,6 @@ extension Highlighter {
                 }
             }
             self.alternatives = alternatives
-            var byFirstByte = [[Int]](repeating: [], count: 256)
-            for (i, alternative) in alternatives.enumerated() {
-                // (An empty alternative starts every word: in every list.)
-                if let first = alternative.bytes.first { byFirstByte[Int(first)].append(i) } else { for b in 0..<256 { byFirstByte[b].append(i) } }
-            }
-            self.byFirstByte = byFirstByte
             self.stems = stems
             bestStemRank = stems.map(\.rank).min() ?? .max
             var languages: [[UInt8]] = []
@@ -61,16 +51,10 @@ extension Highlighter {
         func best(_ bytes: UnsafeBufferPointer<UInt8>, folded: () -> String, language: String, stemmed: Bool) -> SearchExpansion.Kind? {
             for word in words where Self.equal(bytes, word) { return .exact }
             var found = Int.max
-            if let first = bytes.first {
-                for i in byFirstByte[Int(first)] where alternatives[i].rank < found {
-                    let alternative = alternatives[i]
-                    if alternative.prefix ? Self.starts(bytes, with: alternative.bytes) : Self.equal(bytes, alternative.bytes) {
-                        found = alternative.rank
-                    }
+            for alternative in alternatives where alternative.rank < found {
+                if alternative.prefix ? Self.starts(bytes, with: alternative.bytes) : Self.equal(bytes, alternative.bytes) {
+                    found = alternative.rank
                 }
-            } else {
-                // An empty word equals or starts with only an empty alternative.
-                for alternative in alternatives where alternative.rank < found && alternative.bytes.isEmpty { found = alternative.rank }
             }
             // The word's stem compared with each token's part after `~language:` (no token string made).
             if stemmed && bestStemRank < found && mayStem(to: bytes, below: found), let stem = WordForms.stem(folded(), language: language) {
