@@ -69,7 +69,8 @@ speed_mix() {
         local computed
         computed=$(python3 -c "b = '$answers_before'.split(); a = '$(engine_answers)'.split()
 kept, made, carries, took = int(a[0]) - int(b[0]), int(a[1]) - int(b[1]), int(a[2]) - int(b[2]), float(a[3]) - float(b[3])
-carry = f', carry {took * 1000 / carries:.1f} ms a change' if carries else ''
+patched = int(a[4]) - int(b[4])
+carry = f', carry {took * 1000 / carries:.1f} ms a change, {patched} browses patched' if carries else ''
 print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
         case $role in
           A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
@@ -87,11 +88,13 @@ print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
     { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff-shuffled.txt" --limit 20000; echo '```'; } | tee -a "$results"
 }
 
-# engine_answers: the engine's list answers since start, "KEPT COMPUTED" (`/metrics`, read from loopback).
+# engine_answers: the engine's list answers since start, "KEPT COMPUTED CARRIES CARRY_SECONDS
+# PATCHED" (`/metrics`, read from loopback; PATCHED: browses a carry patched rather than dropped).
 engine_answers() {
     curl -s "$base/metrics" | awk '/^storytime_catalog_engine_answers\{source="kept"\}/ { k = $2 } /^storytime_catalog_engine_answers\{source="computed"\}/ { c = $2 }
         /^storytime_catalog_engine_carries / { n = $2 } /^storytime_catalog_engine_carry_seconds / { s = $2 }
-        END { printf "%d %d %d %.6f\n", k, c, n, s }'
+        /^storytime_catalog_engine_browses_patched / { p = $2 }
+        END { printf "%d %d %d %.6f %d\n", k, c, n, s, p }'
 }
 
 # speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.

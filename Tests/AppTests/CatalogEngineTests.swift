@@ -202,6 +202,18 @@ struct CatalogEngineTests {
         #expect(app.appServices.catalogEngine.bookCount == all - 1)
     }
 
+    @Test("the engine's JSON writer writes a number as Swift does: 0–9, both ends of Int, and 20,000 random values of every size")
+    func jsonWriterNumbers() {
+        var rng = SystemRandomNumberGenerator()
+        let values = [0, 9, 10, -1, -9, -10, 99, 100, Int.max, Int.min, Int.max - 1, Int.min + 1]
+            + (0..<20_000).map { _ in Int.random(in: Int.min...Int.max, using: &rng) >> Int.random(in: 0...63, using: &rng) }
+        for value in values {
+            var writer = JSONWriter()
+            writer.int(value)
+            #expect(writer.bytes == Array(String(value).utf8), "\(value)")
+        }
+    }
+
     @Test("the engine's JSON writer escapes what JSON requires and copies the rest byte for byte")
     func jsonWriter() throws {
         let samples = ["", "plain", "quote \" and backslash \\", "line\nbreak\r\ttab", "control \u{01}\u{1F} end",

@@ -9,7 +9,22 @@ struct JSONWriter {
     /// JSON the app wrote itself (a stored cover object), copied as it is.
     mutating func json(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+    /// The decimal digits written in place (a `String` per number was an allocation for every
+    /// count, id and offset of every page: its facets, its highlights).
+    mutating func int(_ value: Int) {
+        if value >= 0 && value < 10 { bytes.append(UInt8(48 + value)); return }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude, digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: Int.min has 19 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var at = buffer.count
+            repeat {
+                at -= 1
+                buffer[at] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[at...]))
+        }
+    }
 
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))

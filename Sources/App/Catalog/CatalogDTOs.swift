@@ -16,8 +16,20 @@ struct FacetsDTO: Content, Equatable {
     }
 
     init(_ answer: CatalogIndex.Answer, categories: [CatalogIndex.Category]) {
-        let slugs = Dictionary(categories.map { ($0.id, $0.slug) }, uniquingKeysWith: { a, _ in a })
-        self.categories = answer.categoryCounts.map { CategoryCount(id: $0.id, slug: slugs[$0.id] ?? "", count: $0.count) }
+        // The counts come in the catalog's order: each slug read beside its count, a dictionary
+        // made only when they do not (this is on every page, kept ones too).
+        var slugs: [Int: String]?
+        var counts: [CategoryCount] = []
+        counts.reserveCapacity(answer.categoryCounts.count)
+        for (i, count) in answer.categoryCounts.enumerated() {
+            if i < categories.count, categories[i].id == count.id {
+                counts.append(CategoryCount(id: count.id, slug: categories[i].slug, count: count.count))
+                continue
+            }
+            if slugs == nil { slugs = Dictionary(categories.map { ($0.id, $0.slug) }, uniquingKeysWith: { a, _ in a }) }
+            counts.append(CategoryCount(id: count.id, slug: slugs?[count.id] ?? "", count: count.count))
+        }
+        self.categories = counts
         ageBands = zip(CatalogIndex.ageBands, answer.ageBandCounts).map { AgeBand(band: $0.0.label, age: $0.0.age, count: $0.1) }
     }
 
