@@ -61,15 +61,17 @@ extension CatalogIndex {
         }
         var ages: UInt32 = 0
         for age in 0...18 where byAge[age].contains(id) { ages |= 1 << UInt32(age) }
-        // The sets holding it, found from the ids it keeps in 32 bits (a wider id: every set asked).
-        func holding(_ sets: [Int: Bitset], _ guesses: [Int]) -> [Int] {
-            let found = guesses.filter { sets[$0]?.contains(id) ?? false }
-            return found.count == guesses.count && !guesses.isEmpty ? found : sets.compactMap { $0.value.contains(id) ? $0.key : nil }
+        // The sets holding it, found from the ids it keeps in 32 bits when every id of the sets
+        // fits in them (each then names one set); else every set is asked (two ids 2³² apart
+        // read back the same: found by an outside review).
+        func holding(_ sets: [Int: Bitset], _ kept: [Int]) -> [Int] {
+            guard sets.keys.allSatisfy({ Int32(exactly: $0) != nil }) else { return sets.compactMap { $0.value.contains(id) ? $0.key : nil } }
+            return Array(Set(kept.filter { sets[$0]?.contains(id) ?? false }))
         }
         let windows = rights[id]
         return CountedBook(id: id, active: true, ages: ages,
                            categories: holding(byCategory, bookCategories[id].map(Int.init)),
-                           publishers: holding(byPublisher, publisher[id] == -1 ? [] : [Int(publisher[id])]),
+                           publishers: holding(byPublisher, [Int(publisher[id])]),
                            rules: stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3).map { territoryRules[Int(windows[$0])] },
                            order: orderKey(of: id))
     }

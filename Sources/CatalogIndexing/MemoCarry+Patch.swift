@@ -32,13 +32,14 @@ extension MemoCarry {
         guard let counted, answer.categoryCounts.count == counted.categories.count,
               zip(answer.categoryCounts, counted.categories).allSatisfy({ $0.id == $1 }) else { return nil }
         var out = answer
+        // (Whether the page's last book is one of the changed: worked out once, not per book.)
+        let lastChanged = counting.last.map { last in counted.books.contains { $0.before.id == last.id } } ?? true
         for (before, after) in counted.books {
             let was = before.reading(filters, scope: counting.scope), now = after.reading(filters, scope: counting.scope)
             let matched = was.counted && was.age && was.category, matches = now.counted && now.age && now.category
             // The page: the same unless the book comes, goes or moves at or before its end.
             if matched || matches, !(matched && matches && before.order == after.order) {
-                guard out.ids.count == counting.perPage, let last = counting.last, last.id == out.ids.last,
-                      !counted.books.contains(where: { $0.before.id == last.id }),
+                guard out.ids.count == counting.perPage, let last = counting.last, last.id == out.ids.last, !lastChanged,
                       !(matched && before.order.precedes(last, newest: counting.newest)),
                       !(matches && after.order.precedes(last, newest: counting.newest)) else { return nil }
             }
