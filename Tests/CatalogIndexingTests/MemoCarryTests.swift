@@ -128,6 +128,58 @@ struct MemoCarryTests {
         #expect(patched >= 4, "patched \(patched)")
     }
 
+    @Test("browses patched through 300 changes of two to six books at once (added, removed, moved between categories, ages, publishers, titles, creation times) equal fresh ones, small pages in both orders, in four scopes")
+    func patchedThroughBatches() {
+        var rng = CatalogIndexTests.RNG(state: 13)
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...400 { books[id] = CatalogIndexTests.randomBook(id, &rng) }
+        var index = CatalogIndexTests.bulk(books)
+        let scopes: [CatalogScope?] = [nil, CatalogScope(maxAge: 5, blockedCategories: [2]), CatalogScope(blockedPublishers: [1]), CatalogScope(country: "US")]
+        let queries: [(CatalogParameters, CatalogScope?)] = (0..<60).map { _ in
+            let query = CatalogParameters(text: "", age: Bool.random(using: &rng) ? Int.random(in: 0...10, using: &rng) : nil,
+                                          publisher: Int.random(in: 0...3, using: &rng) == 0 ? Int.random(in: 1...3, using: &rng) : nil,
+                                          category: Bool.random(using: &rng) ? "c\(Int.random(in: 1...4, using: &rng))" : nil,
+                                          page: PageRequest(page: Int.random(in: 1...3, using: &rng), perPage: Int.random(in: 1...8, using: &rng)),
+                                          sort: Bool.random(using: &rng) ? .newest : .title)
+            return (query, scopes.randomElement(using: &rng)!)
+        }
+        var answers = queries.map { index.answer($0.0, scope: $0.1) }
+        var countings = queries.indices.map { index.browseCounting(queries[$0].0, scope: queries[$0].1, answers[$0]) }
+        var patched = 0, moved = 0
+        for _ in 0..<300 {
+            var upserts: [CatalogBook] = [], removals: [Int] = []
+            for id in Set((0..<Int.random(in: 2...6, using: &rng)).map { _ in Int.random(in: 1...420, using: &rng) }) {
+                if Int.random(in: 0..<4, using: &rng) == 0 { removals.append(id); books[id] = nil; continue }
+                var book = books[id] ?? CatalogIndexTests.randomBook(id, &rng)
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: book.categoryIDs = Array(Set((0..<Int.random(in: 0...2, using: &rng)).map { _ in Int.random(in: 1...4, using: &rng) })).sorted()
+                case 1: book.ageMin = Int.random(in: 0...10, using: &rng); book.ageMax = book.ageMin + Int.random(in: 0...6, using: &rng)
+                case 2: book.publisherID = Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng)
+                case 3: book.titleKey = Array(["a", "b", "ab", "ba", "zz"].randomElement(using: &rng)!.utf8)
+                default: book.createdAt = Int64.random(in: 0...50, using: &rng)
+                }
+                books[id] = book
+                upserts.append(book)
+            }
+            let carry = index.carry(changing: upserts, removing: removals)
+            index.apply(upserts, removing: removals)
+            let counted = index.counting(carry)
+            for (i, (query, scope)) in queries.enumerated() {
+                let fresh = index.answer(query, scope: scope)
+                if let counting = countings[i], let patch = counted.patched(answers[i], filters: index.browseFilters(query, scope: scope), counting: counting) {
+                    #expect(patch == fresh, "\(query) in \(String(describing: scope)) after \(upserts.map(\.id)) and \(removals)")
+                    patched += 1
+                    if patch != answers[i] { moved += 1 }
+                    answers[i] = patch
+                } else {
+                    answers[i] = fresh
+                    countings[i] = index.browseCounting(query, scope: scope, fresh)
+                }
+            }
+        }
+        #expect(patched > 5_000 && moved > 1_000, "patched \(patched), moved \(moved)")
+    }
+
     @Test("a book moved off a publisher or category whose id passes 2³¹ leaves its set (the index keeps a book's in 32 bits), and a move to an id 2³² apart is a change of its filters")
     func movedOffWideIDs() {
         var rng = CatalogIndexTests.RNG(state: 11)
