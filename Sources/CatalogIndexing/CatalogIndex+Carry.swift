@@ -20,10 +20,16 @@ extension CatalogIndex {
     public func carry(changing books: [CatalogBook], removing: [Int]) -> MemoCarry {
         var lexemes: [String] = [], browsing = false, footprints: [MemoCarry.Footprint] = [], shown = Set<Int>(), ordered: [String] = []
         var territorial: [String] = [], countries = Set<String>(), territorialFootprints: [MemoCarry.Footprint] = []
+        // The books whose matches may change, one by one (`MemoCarry+Books.swift`): the lexemes
+        // altered (nil: all), and each side's lexemes and filters (nil: not in the catalog).
+        typealias Side = (lexemes: [String], footprint: MemoCarry.Footprint)
+        var changed: [(altered: [String]?, before: Side?, after: Side?)] = []
         for id in removing where active.contains(id) {
-            lexemes += self.lexemes(of: id)
+            let old = self.lexemes(of: id)
+            lexemes += old
             browsing = true
             footprints.append(footprint(of: id))
+            changed.append((nil, (old, footprint(of: id)), nil))
         }
         for book in books {
             let fresh = book.lexemes.map { (text: $0.0, weights: $0.1 & 7) }
@@ -31,6 +37,7 @@ extension CatalogIndex {
                 lexemes += fresh.map(\.text)
                 browsing = true
                 footprints.append(Self.footprint(of: book))
+                changed.append((nil, nil, (fresh.map(\.text), Self.footprint(of: book))))
                 continue
             }
             let old = bookLexemes[book.id].map { (text: lexemeText($0 >> 3), weights: UInt8($0 & 7)) }
@@ -47,8 +54,12 @@ extension CatalogIndex {
                 // removed (an answer reads a book through those and its filters alone; relevance
                 // ties go by id, not title).
                 let before = Set(old.map { "\($0.weights)\u{1}\($0.text)" }), after = Set(fresh.map { "\($0.weights)\u{1}\($0.text)" })
-                lexemes += old.filter { !after.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
-                lexemes += fresh.filter { !before.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+                let altered = old.filter { !after.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+                    + fresh.filter { !before.contains("\($0.weights)\u{1}\($0.text)") }.map(\.text)
+                lexemes += altered
+                if !altered.isEmpty {
+                    changed.append((altered, (old.map(\.text), footprint(of: book.id)), (fresh.map(\.text), Self.footprint(of: book))))
+                }
                 // What a page's highlights show of it (title, author, language, translations).
                 if !sameShown(book) { shown.insert(book.id) }
                 if !sameFilters {
@@ -62,12 +73,42 @@ extension CatalogIndex {
                 lexemes += old.map(\.text) + fresh.map(\.text)
                 browsing = true
                 footprints += [footprint(of: book.id), Self.footprint(of: book)]
+                changed.append((nil, (old.map(\.text), footprint(of: book.id)), (fresh.map(\.text), Self.footprint(of: book))))
             }
         }
+        let oneByOne = changed.count <= MemoCarry.booksCheckedOneByOne
         return MemoCarry(lexemes: lexemes, browsing: browsing, footprints: footprints, shown: shown,
                          territorial: countries.isEmpty ? nil : (countries, MemoCarry(lexemes: territorial, browsing: true, footprints: territorialFootprints)),
                          titleOrder: ordered.isEmpty ? nil : MemoCarry(lexemes: ordered, browsing: false),
-                         countedBefore: browsing || !countries.isEmpty ? countedBefore(books.map(\.id) + removing) : nil)
+                         countedBefore: browsing || !countries.isEmpty ? countedBefore(books.map(\.id) + removing) : nil,
+                         vocabulary: oneByOne ? vocabularyChanging(lexemes, changing: books, removing: removing) : nil,
+                         changed: oneByOne ? changed.map { book in
+                             MemoCarry.ChangedBook(altered: book.altered, before: book.before.map { MemoCarry.Side(lexemes: $0.lexemes, footprint: $0.footprint) },
+                                                   after: book.after.map { MemoCarry.Side(lexemes: $0.lexemes, footprint: $0.footprint) })
+                         } : nil)
+    }
+
+    /// Of `lexemes` (the change's), those that may come into or leave the catalog — the lexemes
+    /// an active book holds, or its typo vocabulary (`typoUses`: in a title or an author) — and
+    /// with them change a search's expansion. One an unchanged active book holds (in a title or
+    /// author) stays; so does one the changed books hold (so) both before and after, or neither.
+    func vocabularyChanging(_ lexemes: [String], changing books: [CatalogBook], removing: [Int]) -> [String] {
+        // What the changed books hold before the change: per lexeme, in any field and in a title or author.
+        var held: [UInt32: (any: Int, typo: Int)] = [:]
+        for id in removing + books.map(\.id) where active.contains(id) {
+            for entry in bookLexemes[id] {
+                held[entry >> 3, default: (0, 0)].any += 1
+                if entry & 3 != 0 { held[entry >> 3]!.typo += 1 }
+            }
+        }
+        let after = Set(books.flatMap { $0.lexemes.map(\.0) }), typoAfter = Set(books.flatMap { $0.lexemes.filter { $0.1 & 3 != 0 }.map(\.0) })
+        return Set(lexemes).filter { text in
+            guard let id = lexemeID(text) else { return true }
+            let mine = held[id] ?? (0, 0)
+            let stays = self.lexemes[Int(id)].count > mine.any || (mine.any > 0) == after.contains(text)
+            let staysTypo = typoUses[Int(id)] > mine.typo || (mine.typo > 0) == typoAfter.contains(text)
+            return !(stays && staysTypo)
+        }
     }
 
     /// The filters an indexed book has now (`MemoCarry.Footprint`): its categories exact when

@@ -8,6 +8,10 @@ import Core
 /// match" is the index's rule or wider (the word is a prefix of the lexeme; for words of
 /// `SearchText.typoMinLength` letters or more, one edit — a letter changed, added, dropped, or two
 /// neighbours swapped — from a prefix of it), so it never keeps an answer that changed.
+/// Narrower, when the change is of a few books (`MemoCarry+Books.swift`): a search's expansion
+/// changes only through the lexemes coming into or leaving the catalog, and its matches only
+/// through a changed book that may match every one of its words on one side of its change, in
+/// its scope and filters — a two-word search a take-down reaches through one word stays.
 /// Answers without search words (browsing) are dropped when a book came or went or a changed
 /// book's filters or sort keys changed (`browsing`) — only those whose filters that book meets,
 /// before or after (`affectsBrowse`); a change that only alters words (a description) leaves them.
@@ -20,10 +24,12 @@ import Core
 /// word's forms or stem tokens (`SearchExpansion.forms(of:)`, kept with the answer), or a word
 /// with the same Metaphone code, affects it too.
 public struct MemoCarry: Sendable {
-    private let prefixes: Set<String>
-    private let whole: Set<String>
-    private let sounds: Set<String>
-    private let letters: [(mask: UInt64, scalars: [Unicode.Scalar])]
+    /// Every lexeme of the change (`lexemes`), as a search word's "could match".
+    private let lexicon: CarryLexicon
+    /// The lexemes coming into or leaving the catalog, and the changed books one by one
+    /// (`MemoCarry+Books.swift`; nil: not worked out — every lexeme counts for every search).
+    let vocabulary: CarryLexicon?
+    let changed: [ChangedBook]?
     /// Whether answers without search words (browsing) may have changed.
     public let browsing: Bool
     /// The filters of the books whose change reaches browsing answers, before and after (nil:
@@ -39,7 +45,7 @@ public struct MemoCarry: Sendable {
     private let titleOrderPart: [MemoCarry]
     /// The lexemes the carry checks words against (everywhere: the common words' sets over the
     /// whole catalog follow them).
-    public var lexemes: Set<String> { whole }
+    public var lexemes: Set<String> { lexicon.whole }
     /// The books whose shown title, author, language or translations changed: a kept page's
     /// highlights showing one of them go, whether or not its answer stays (`reachesPage`).
     public let shown: Set<Int>
@@ -48,7 +54,7 @@ public struct MemoCarry: Sendable {
     var countedBefore: [CountedBook]?
     public internal(set) var counted: CountedChange?
     /// Nothing an answer or a page reads changed (every changed book's record is the same where it counts).
-    public var changesNothing: Bool { whole.isEmpty && !browsing && territorial == nil && shown.isEmpty && titleOrder == nil }
+    public var changesNothing: Bool { lexicon.whole.isEmpty && !browsing && territorial == nil && shown.isEmpty && titleOrder == nil }
 
     /// Whether a page of these books shows one whose shown fields changed (its highlights).
     public func reachesPage(_ ids: [Int]) -> Bool { !shown.isEmpty && ids.contains(where: shown.contains) }
@@ -56,37 +62,27 @@ public struct MemoCarry: Sendable {
     /// `lexemes`: every lexeme of the changed books, old and new (or only those a change added or
     /// removed, when nothing else about the book changed); `browsing`: whether a book's filters
     /// or sort keys changed; `shown`: the books whose shown fields changed; `territorial`: what
-    /// reaches only some countries' catalogs.
+    /// reaches only some countries' catalogs; `vocabulary` and `changed`: the lexemes coming into
+    /// or leaving the catalog and the changed books one by one (a search is then reached only
+    /// through a book that may match all its words, `reaches(sides:filters:)`; nil: by any lexeme).
     public init(lexemes: some Sequence<String>, browsing: Bool = true, footprints: [Footprint]? = nil, shown: Set<Int> = [],
-                territorial: (countries: Set<String>, carry: MemoCarry)? = nil, titleOrder: MemoCarry? = nil, countedBefore: [CountedBook]? = nil) {
+                territorial: (countries: Set<String>, carry: MemoCarry)? = nil, titleOrder: MemoCarry? = nil, countedBefore: [CountedBook]? = nil,
+                vocabulary: [String]? = nil, changed: [ChangedBook]? = nil) {
         self.browsing = browsing
         self.countedBefore = countedBefore
         self.shown = shown
         titleOrderPart = titleOrder.map { [$0] } ?? []
         self.footprints = footprints
         territorialPart = territorial.map { [$0] } ?? []
-        var prefixes = Set<String>()
-        var letters: [(UInt64, [Unicode.Scalar])] = []
-        for lexeme in Set(lexemes) {
-            let scalars = Array(lexeme.unicodeScalars)
-            for end in 1...max(scalars.count, 1) where end <= scalars.count {
-                prefixes.insert(String(String.UnicodeScalarView(scalars[..<end])))
-            }
-            letters.append((Self.mask(scalars), scalars))
-        }
-        self.prefixes = prefixes
-        self.letters = letters
-        whole = Set(lexemes)
-        sounds = Set(whole.compactMap { TypoVocabulary.sound($0) })
+        lexicon = CarryLexicon(lexemes)
+        // Both or neither: a search's words are then checked against the vocabulary first.
+        self.vocabulary = changed == nil ? nil : vocabulary.map(CarryLexicon.init)
+        self.changed = vocabulary == nil ? nil : changed
     }
 
     /// `mayMatch(word)`, or one of `forms` (the word's forms and stem tokens) is a changed
     /// book's lexeme, or a changed book has a word that sounds like it.
-    public func mayMatch(_ word: String, forms: [String]) -> Bool {
-        if mayMatch(word) || forms.contains(where: whole.contains) { return true }
-        guard word.count >= SearchExpansion.soundMinLength, let sound = TypoVocabulary.sound(word) else { return false }
-        return sounds.contains(sound)
-    }
+    public func mayMatch(_ word: String, forms: [String]) -> Bool { lexicon.mayMatch(word, forms: forms) }
 
     /// Whether an answer to a query with these search words may have changed — in `country`'s
     /// catalog (nil: an answer no country narrows, the whole catalog); a browsing answer's
@@ -94,7 +90,18 @@ public struct MemoCarry: Sendable {
     /// A search's `filters` say whether it is in title order (nil: it may be).
     public func affects(words: [String], synonyms: Synonyms = Synonyms(), country: String? = nil, filters: BrowseFilters? = nil) -> Bool {
         func reached(_ carry: MemoCarry) -> Bool { words.contains(where: { carry.mayMatch($0, forms: SearchExpansion.forms(of: $0, synonyms: synonyms)) }) }
-        if words.isEmpty ? affectsBrowse(filters) : reached(self) { return true }
+        func searchReached() -> Bool {
+            let forms = words.map { SearchExpansion.forms(of: $0, synonyms: synonyms) }
+            var sides: UInt64 = 0
+            for (word, forms) in zip(words, forms) {
+                let reach = reach(word, forms: forms)
+                if reach.vocabulary { return true }
+                sides |= reach.altered
+            }
+            for (word, forms) in zip(words, forms) where sides != 0 { sides &= self.sides(word, forms: forms) }
+            return reaches(sides: sides, filters: filters)
+        }
+        if words.isEmpty ? affectsBrowse(filters) : searchReached() { return true }
         if !words.isEmpty, filters?.titleOrder ?? true, let titleOrder, reached(titleOrder) { return true }
         guard let territorial, reaches(country) else { return false }
         return territorial.carry.affects(words: words, synonyms: synonyms, filters: filters)
@@ -185,41 +192,7 @@ public struct MemoCarry: Sendable {
         return territorial.countries.contains(country)
     }
 
-    /// Could `word` match one of the lexemes: as a prefix, or (typo-length words) within one edit
-    /// of a prefix (`withinOneEdit`) — checked only against lexemes holding all but at most one
-    /// of its letters.
-    public func mayMatch(_ word: String) -> Bool {
-        if prefixes.contains(word) { return true }
-        let scalars = Array(word.unicodeScalars)
-        guard scalars.count >= SearchText.typoMinLength else { return false }
-        let wordMask = Self.mask(scalars)
-        return letters.contains { lexeme in
-            (wordMask & ~lexeme.mask).nonzeroBitCount <= 1 && Self.withinOneEdit(scalars, ofAPrefixOf: lexeme.scalars)
-        }
-    }
-
-    /// Whether some prefix of `lexeme` is at most one edit from `word` (the typo walk's edits:
-    /// one letter substituted, inserted or deleted, or two neighbours transposed —
-    /// `TypoVocabulary.alternatives(for:)`). Aligned at the first letter where they differ:
-    /// before it the two agree, so one edit anywhere there is the same as one edit at it.
-    static func withinOneEdit(_ word: [Unicode.Scalar], ofAPrefixOf lexeme: [Unicode.Scalar]) -> Bool {
-        var i = 0
-        while i < word.count && i < lexeme.count && word[i] == lexeme[i] { i += 1 }
-        if i == word.count { return true }
-        /// `word[from...]` is a prefix of `lexeme[at...]`.
-        func rest(_ from: Int, _ at: Int) -> Bool {
-            let n = word.count - from
-            guard n >= 0, lexeme.count - at >= n else { return false }
-            for k in 0..<n where word[from + k] != lexeme[at + k] { return false }
-            return true
-        }
-        if rest(i + 1, i) { return true }   // a letter too many in the word
-        guard i < lexeme.count else { return false }
-        if rest(i + 1, i + 1) || rest(i, i + 1) { return true }   // a letter substituted; one missing
-        return i + 1 < word.count && i + 1 < lexeme.count && word[i] == lexeme[i + 1] && word[i + 1] == lexeme[i] && rest(i + 2, i + 2)
-    }
-
-    private static func mask(_ scalars: [Unicode.Scalar]) -> UInt64 {
-        scalars.reduce(0) { $0 | (1 << UInt64($1.value % 64)) }
-    }
+    /// Could `word` match one of the lexemes (`CarryLexicon.mayMatch`): as a prefix, or
+    /// (typo-length words) within one edit of a prefix.
+    public func mayMatch(_ word: String) -> Bool { lexicon.mayMatch(word) }
 }

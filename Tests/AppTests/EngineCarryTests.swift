@@ -127,6 +127,48 @@ struct EngineCarryTests {
         }
     }
 
+    @Test("a two-word search a take-down reaches through one word only (the book matched neither before nor after) is kept — served during the carry and after it — while one the book matched is computed; each as the SQL answers it", .app)
+    func searchesKeptBookByBook() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let parent = try await app.makeParent()
+        let babies = try await app.makeBook("Owl Babies")
+        for title in ["Owl Moon", "Bear Snores", "Moon Bear"] { try await app.makeBook(title) }
+        try await engine.build(on: app.db)
+        func titles(_ query: String) async throws -> [String] {
+            try await app.get("/api/v1/catalog/books?\(query)", token: parent.token).dataArray.compactMap { $0["title"] as? String }
+        }
+        #expect(try await titles("q=owl+moon") == ["Owl Moon"])
+        #expect(try await titles("q=owl").sorted() == ["Owl Babies", "Owl Moon"])
+        let served = NIOLockedValueBox<[Bool]>([])
+        engine.whileCarrying.withLockedValue {
+            $0 = {
+                for query in ["q=owl+moon", "q=owl"] {
+                    let keptBefore = engine.answersKept.load(ordering: .relaxed)
+                    _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+                    served.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
+                }
+            }
+        }
+        try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: babies)").run()
+        _ = try await titles("q=zzz")   // the catch-up
+        await engine.carried()
+        engine.whileCarrying.withLockedValue { $0 = nil }
+        // "owl moon": "Owl Babies" has no "moon" — kept; "owl": it was a match — computed.
+        #expect(served.withLockedValue { $0 } == [true, false])
+        let keptBefore = engine.answersKept.load(ordering: .relaxed)
+        #expect(try await titles("q=owl+moon") == ["Owl Moon"])
+        #expect(engine.answersKept.load(ordering: .relaxed) == keptBefore + 1)
+        #expect(try await titles("q=owl") == ["Owl Moon"])
+        for query in ["q=owl+moon", "q=owl", "q=moon+bear"] {
+            let engineBody = try CatalogEngineTests.jsonObject(try await app.get("/api/v1/catalog/books?\(query)", token: parent.token))
+            app.settings.catalogEngine = false
+            let sqlBody = try CatalogEngineTests.jsonObject(try await app.get("/api/v1/catalog/books?\(query)", token: parent.token))
+            app.settings.catalogEngine = true
+            #expect(engineBody == sqlBody, "\(query)")
+        }
+    }
+
     @Test("changes that come while a carry runs queue behind it (the catch-up does not wait): answers meanwhile are the newest version's, kept ones no change reaches served; then what they reached is gone and the rest kept", .app)
     func changesQueueBehindACarry() async throws {
         let app = try app()

@@ -8,7 +8,7 @@ import Core
 /// Verdicts are worked out once per word (and once more for what reaches only some countries).
 struct CarryCheck {
     let carry: MemoCarry
-    private var verdicts: [String: Bool] = [:], territorialVerdicts: [String: Bool] = [:], orderVerdicts: [String: Bool] = [:]
+    private var wordReaches: [String: MemoCarry.WordReach] = [:], wordSides: [String: UInt64] = [:], territorialVerdicts: [String: Bool] = [:], orderVerdicts: [String: Bool] = [:]
 
     init(_ carry: MemoCarry) { self.carry = carry }
 
@@ -31,8 +31,32 @@ struct CarryCheck {
         return answer
     }
 
-    /// Whether the carry may match `word` (whose forms and stem tokens are `forms`).
-    mutating func goes(_ word: String, _ forms: [String]) -> Bool { Self.verdict(carry, word, forms, &verdicts) }
+    /// What of the carry `word` (whose forms and stem tokens are `forms`) may reach
+    /// (`MemoCarry.reach`), worked out once per word.
+    mutating func reach(_ word: String, _ forms: [String]) -> MemoCarry.WordReach {
+        if let known = wordReaches[word] { return known }
+        let reach = carry.reach(word, forms: forms)
+        wordReaches[word] = reach
+        return reach
+    }
+
+    /// Whether the carry may reach a search with these words (and forms), with `filters` (nil:
+    /// unknown): a word's expansion, or a changed book that may match every word (`MemoCarry+Books.swift`).
+    mutating func reaches(search words: [String], _ forms: [[String]], filters: MemoCarry.BrowseFilters?) -> Bool {
+        var sides: UInt64 = 0
+        for (word, forms) in zip(words, forms) {
+            let reach = reach(word, forms)
+            if reach.vocabulary { return true }
+            sides |= reach.altered
+        }
+        for (word, forms) in zip(words, forms) where sides != 0 {
+            if let known = wordSides[word] { sides &= known; continue }
+            let mine = carry.sides(word, forms: forms)
+            wordSides[word] = mine
+            sides &= mine
+        }
+        return carry.reaches(sides: sides, filters: filters)
+    }
 
     /// `carry.mayMatch(word, forms:)`, worked out once per word in `verdicts`.
     private static func verdict(_ carry: MemoCarry, _ word: String, _ forms: [String], _ verdicts: inout [String: Bool]) -> Bool {
@@ -47,7 +71,7 @@ struct CarryCheck {
     /// (`MemoCarry.territorial`) is checked for the answers in those (the country read from the
     /// key; one it cannot read counts as reached).
     mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool {
-        if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : zip(entry.words, entry.forms).contains(where: { goes($0, $1) }) { return true }
+        if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : reaches(search: entry.words, entry.forms, filters: entry.filters) { return true }
         // A search in title order (its filters say; none kept: it may be) matching a book whose title key moved.
         if !entry.words.isEmpty, entry.filters?.titleOrder ?? true, let titleOrder = carry.titleOrder,
            zip(entry.words, entry.forms).contains(where: { Self.verdict(titleOrder, $0, $1, &orderVerdicts) }) { return true }
@@ -58,12 +82,13 @@ struct CarryCheck {
     }
 
     /// Whether the carry may reach the words' expansions kept under `key` (one word, or several
-    /// split at spaces; made with `synonyms`).
+    /// split at spaces; made with `synonyms`): only the lexemes coming into or leaving the
+    /// catalog change one (`MemoCarry.WordReach.vocabulary`).
     mutating func reaches(expansionsOf key: String, _ expansions: [SearchExpansion], synonyms: Synonyms) -> Bool {
-        if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return goes(key, expansions[0].forms) }
+        if expansions.count == 1 && !key.utf8.contains(UInt8(ascii: " ")) { return reach(key, expansions[0].forms).vocabulary }
         let words = key.split(separator: " ").map(String.init)
         return words.indices.contains { i in
-            goes(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: synonyms))
+            reach(words[i], expansions.count == words.count ? expansions[i].forms : SearchExpansion.forms(of: words[i], synonyms: synonyms)).vocabulary
         }
     }
 
