@@ -89,10 +89,10 @@ extension CatalogEngine {
         typealias Chain = [(to: Int, carry: MemoCarry)]
         typealias Answers = (from: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])
         var answers = memo.withLockedValue { memo -> Answers? in memo.chain.isEmpty ? nil : (memo.version, memo.chain, memo.answers, memo.older) }
-        typealias Search = (from: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [String], synonyms: Synonyms)
+        typealias Search = (from: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [[String: [UInt8]]], synonyms: Synonyms)
         var search = searchMemo.withLockedValue { memo -> Search? in
             memo.chain.isEmpty ? nil : (memo.version, memo.chain, [memo.expansions.current, memo.expansions.previous],
-                                        Array(memo.meta.current.keys) + memo.meta.previous.keys, memo.synonyms)
+                                        [memo.meta.current, memo.meta.previous], memo.synonyms)
         }
         if answers != nil || search != nil { whileCarrying.withLockedValue { $0 }?() }
         var answerChecks = answers?.chain.map { CarryCheck($0.carry) } ?? [], searchChecks = search?.chain.map { CarryCheck($0.carry) } ?? []
@@ -118,12 +118,16 @@ extension CatalogEngine {
             // and an older answer may not be the one a page's meta was made from — then they go.)
             let sameBase = answers?.from == kept.from
             let current = sameBase ? answers?.current ?? [:] : [:], older = sameBase ? answers?.older ?? [:] : [:]
-            goneMeta = kept.meta.filter { key in
+            // (The keys read from the generations themselves, not copied into an array; the
+            // verdict worked out before `metaStays` is called, or the check is copied to call it.)
+            for key in kept.meta.lazy.map(\.keys).joined() {
                 let answer = CarryCheck.answerKey(ofMeta: key)
                 let entry = current[answer] ?? older[answer]
-                return searchChecks.indices.contains { i in
-                    !searchChecks[i].metaStays(with: entry, answerReached: entry.map { searchChecks[i].reaches($0, answer) } ?? true)
+                let gone = searchChecks.indices.contains { i in
+                    let reached = entry.map { searchChecks[i].reaches($0, answer) } ?? true
+                    return !searchChecks[i].metaStays(with: entry, answerReached: reached)
                 }
+                if gone { goneMeta.append(key) }
             }
         }
         let answerChain = answers.map { ($0.from, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.chain.map(\.to)) }
