@@ -103,7 +103,9 @@ extension CatalogIndex {
         }
         let after = Set(books.flatMap { $0.lexemes.map(\.0) }), typoAfter = Set(books.flatMap { $0.lexemes.filter { $0.1 & 3 != 0 }.map(\.0) })
         return Set(lexemes).filter { text in
-            guard let id = lexemeID(text) else { return true }
+            // (Its bytes, not only the text: a word in another Unicode normalization form is the
+            // same lexeme but another typo term — found by an outside review.)
+            guard let id = lexemeID(text), lexemeBytes[Int(id)].elementsEqual(text.utf8) else { return true }
             let mine = held[id] ?? (0, 0)
             let stays = self.lexemes[Int(id)].count > mine.any || (mine.any > 0) == after.contains(text)
             let staysTypo = typoUses[Int(id)] > mine.typo || (mine.typo > 0) == typoAfter.contains(text)
