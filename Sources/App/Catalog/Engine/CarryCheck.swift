@@ -26,13 +26,8 @@ struct CarryCheck {
     /// as kept when none reaches it; a browse's patched by the changed books (`MemoCarry.patched`)
     /// through those that do; nil when one reaches it otherwise (it goes).
     static func carried(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> CatalogIndex.Answer? {
-        carried(entry, key: { key }, &checks)
-    }
-
-    /// `carried(_:_:_:)` with the key read only when needed (`reaches(_:key:)`).
-    static func carried(_ entry: CatalogEngine.AnswerMemo.Entry, key: () -> String, _ checks: inout [CarryCheck]) -> CatalogIndex.Answer? {
         var answer = entry.answer
-        for i in checks.indices where checks[i].reaches(entry, key: key) {
+        for i in checks.indices where checks[i].reaches(entry, key) {
             guard entry.words.isEmpty, let filters = entry.filters, let counting = entry.counting,
                   let patched = checks[i].carry.patched(answer, filters: filters, counting: counting) else { return nil }
             answer = patched
@@ -85,17 +80,12 @@ struct CarryCheck {
     /// browse its filters (`MemoCarry.affectsBrowse`); what reaches only some countries' catalogs
     /// (`MemoCarry.territorial`) is checked for the answers in those (the country read from the
     /// key; one it cannot read counts as reached).
-    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool { reaches(entry, key: { key }) }
-
-    /// `reaches(_:_:)` with the key read only when a change reaches some countries' catalogs
-    /// alone: the carry visits every kept answer, and touching each key's bytes cost a cache
-    /// miss apiece.
-    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, key: () -> String) -> Bool {
+    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool {
         if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : reaches(search: entry.words, entry.forms, filters: entry.filters) { return true }
         // A search in title order (its filters say; none kept: it may be) matching a book whose title key moved.
         if titleOrder != nil, !entry.words.isEmpty, entry.filters?.titleOrder ?? true,
            zip(entry.words, entry.forms).contains(where: { orderVerdict($0, $1) }) { return true }
-        guard territorial != nil, let country = CatalogEngine.keptCountry(key()),
+        guard territorial != nil, let country = CatalogEngine.keptCountry(key),
               country == CatalogEngine.unknownCountry || territorial?.countries.contains(country) == true else { return false }
         if entry.words.isEmpty { return territorial?.carry.affectsBrowse(entry.filters) ?? false }
         return zip(entry.words, entry.forms).contains { territorialVerdict($0, $1) }

@@ -96,21 +96,15 @@ extension CatalogEngine {
         }
         if answers != nil || search != nil { whileCarrying.withLockedValue { $0 }?() }
         var answerChecks = answers?.chain.map { CarryCheck($0.carry) } ?? [], searchChecks = search?.chain.map { CarryCheck($0.carry) } ?? []
-        func reached(_ entry: AnswerMemo.Entry, _ key: () -> String, _ checks: inout [CarryCheck]) -> Bool {
-            checks.indices.contains { checks[$0].reaches(entry, key: key) }
+        func reached(_ entry: AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> Bool {
+            checks.indices.contains { checks[$0].reaches(entry, key) }
         }
         var goneAnswers: [String] = [], patchedAnswers: [(String, AnswerMemo.Entry)] = [], goneExpansions: [String] = [], goneMeta: [String] = []
         if let kept = answers {
             // Gone when a change reaches it — unless it is a browse the change's books patch.
-            // (By position: a key is read only for an answer reached, or in a country's catalog.)
-            for generation in [kept.current, kept.older] {
-                for position in generation.indices {
-                    let entry = generation.values[position]
-                    guard reached(entry, { generation.keys[position] }, &answerChecks) else { continue }
-                    let key = generation.keys[position]
-                    if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
-                    else { goneAnswers.append(key) }
-                }
+            for (key, entry) in [kept.current, kept.older].joined() where reached(entry, key, &answerChecks) {
+                if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
+                else { goneAnswers.append(key) }
             }
         }
         if let kept = search {
