@@ -265,19 +265,22 @@ struct EngineStartTests {
         let engine = app.appServices.catalogEngine, token = parent.token
         // A load that fails: the request that waited for it falls to the SQL path's bound — here
         // no place at all, so 503 engine_starting.
+        // (Each state changed once the request waits: `loadWaits` says so, no sleep.)
+        func waiting(for waits: Int) async { while engine.loadWaits.load(ordering: .relaxed) < waits { await Task.yield() } }
+        let waitsBefore = engine.loadWaits.load(ordering: .relaxed)
         engine.begin(.loading)
         let refused = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
-        try await Task.sleep(for: .milliseconds(300))
+        await waiting(for: waitsBefore + 1)
         engine.begin(.building)
         #expect(try await refused.value.status == .serviceUnavailable)
         #expect(app.appServices.catalogFallback.refused == 1)
         // A load that finishes: the request that waited is answered from the engine.
         engine.begin(.loading)
-        let waiting = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
-        try await Task.sleep(for: .milliseconds(300))
+        let answered = Task { try await app.get("/api/v1/catalog/books?q=owl", token: token) }
+        await waiting(for: waitsBefore + 2)
         engine.install(state.index, version: state.version, answers: state.answers)
         engine.markReady()
-        let response = try await waiting.value
+        let response = try await answered.value
         #expect(response.status == .ok)
         #expect(try response.meta["total_count"] == 1)
         #expect(app.appServices.catalogFallback.refused == 1)

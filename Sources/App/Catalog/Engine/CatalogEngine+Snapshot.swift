@@ -97,6 +97,7 @@ extension CatalogEngine {
     /// answered from the engine instead of by a slow SQL answer competing with the load for CPU.
     func waitWhileLoading(seconds: Double) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
+        if state == .loading { loadWaits.wrappingAdd(1, ordering: .relaxed) }
         while state == .loading && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         return isReady
     }

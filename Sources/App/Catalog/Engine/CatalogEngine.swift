@@ -38,6 +38,9 @@ final class CatalogEngine: @unchecked Sendable {
     let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0)
     /// Kept browses a carry patched by the changed books' ±1 rather than dropped (`MemoCarry.patched`).
     let browsesPatched = Atomic<Int>(0)
+    /// Requests that began waiting for a snapshot's load (`waitWhileLoading`): what a test waits
+    /// for before it ends the load, instead of sleeping.
+    let loadWaits = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())
     /// Common search words' sets at the index's current version (`WordSetCache`).
     let wordSets = WordSetCache()
