@@ -36,11 +36,8 @@ final class CatalogEngine: @unchecked Sendable {
     /// Carries finished (`startCarry`) and the microseconds they took: while one runs, a kept
     /// answer it cannot reach is served (`CarryCheck`), one it can is computed and not kept.
     let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0)
-    /// Kept browses a carry patched by the changed books' ±1 rather than dropped (`MemoCarry.patched`).
-    let browsesPatched = Atomic<Int>(0)
-    /// Requests that began waiting for a snapshot's load (`waitWhileLoading`): what a test waits
-    /// for before it ends the load, instead of sleeping.
-    let loadWaits = Atomic<Int>(0)
+    /// Kept browses patched by a carry (`MemoCarry.patched`); requests that waited for a load (`waitWhileLoading`).
+    let browsesPatched = Atomic<Int>(0), loadWaits = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())
     /// Common search words' sets at the index's current version (`WordSetCache`).
     let wordSets = WordSetCache()
