@@ -73,6 +73,22 @@ struct EngineCarryTests {
         #expect(try await titles("") == ["Bear Snores", "Cat Nap", "Owl Babies"])
     }
 
+    /// Asks `queries` (as the parent's catalog) during the engine's next carry: whether each was
+    /// served kept (`answersKept` moved), in order, once the carry has run.
+    static func askWhileCarrying(_ engine: CatalogEngine, _ queries: [String]) -> NIOLockedValueBox<[Bool]> {
+        let served = NIOLockedValueBox<[Bool]>([])
+        engine.whileCarrying.withLockedValue {
+            $0 = {
+                for query in queries {
+                    let keptBefore = engine.answersKept.load(ordering: .relaxed)
+                    _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+                    served.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
+                }
+            }
+        }
+        return served
+    }
+
     @Test("a browse a take-down reaches is patched — served during the carry and kept after it, its total one less and its page the same — unless the book was on its page; each as the SQL answers it", .app)
     func browsesPatched() async throws {
         let app = try app()
@@ -91,16 +107,7 @@ struct EngineCarryTests {
         #expect(try await page("per_page=2").titles == ["Ant Parade", "Bear Snores"])
         #expect(try await page("per_page=2&age=4").total == 4)
         let patchedBefore = engine.browsesPatched.load(ordering: .relaxed)
-        let served = NIOLockedValueBox<[Bool]>([])
-        engine.whileCarrying.withLockedValue {
-            $0 = {
-                for query in ["per_page=2", "per_page=2&age=4"] {
-                    let keptBefore = engine.answersKept.load(ordering: .relaxed)
-                    _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
-                    served.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
-                }
-            }
-        }
+        let served = Self.askWhileCarrying(engine, ["per_page=2", "per_page=2&age=4"])
         // After the page's end: patched, during the carry and after it.
         try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: ids[3])").run()
         _ = try await page("q=zzz")   // the catch-up
@@ -140,16 +147,7 @@ struct EngineCarryTests {
         }
         #expect(try await titles("q=owl+moon") == ["Owl Moon"])
         #expect(try await titles("q=owl").sorted() == ["Owl Babies", "Owl Moon"])
-        let served = NIOLockedValueBox<[Bool]>([])
-        engine.whileCarrying.withLockedValue {
-            $0 = {
-                for query in ["q=owl+moon", "q=owl"] {
-                    let keptBefore = engine.answersKept.load(ordering: .relaxed)
-                    _ = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
-                    served.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
-                }
-            }
-        }
+        let served = Self.askWhileCarrying(engine, ["q=owl+moon", "q=owl"])
         try await app.sql.raw("UPDATE books SET status = 'archived' WHERE id = \(bind: babies)").run()
         _ = try await titles("q=zzz")   // the catch-up
         await engine.carried()
