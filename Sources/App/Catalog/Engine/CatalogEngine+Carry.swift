@@ -153,6 +153,7 @@ extension CatalogEngine {
                 browsesPatched.wrappingAdd(patchedAnswers.count, ordering: .relaxed)
                 memo.version = carried.1.last!
                 memo.chain.removeFirst(carried.1.count)
+                memo.joinNext()
             }
         }
         if let carried = searchChain {
@@ -166,6 +167,7 @@ extension CatalogEngine {
                 }
                 memo.version = carried.1.last!
                 memo.chain.removeFirst(carried.1.count)
+                memo.joinNext()
             }
         }
         return max(answerChain?.1.count ?? 0, searchChain?.1.count ?? 0)

@@ -40,6 +40,13 @@ extension CatalogEngine {
         var chain: [(to: Int, carry: MemoCarry)] = []
         /// The version these answers are being carried to (nil: none).
         var carrying: Int? { chain.last?.to }
+        /// Answers computed while the memo is carried, at the version it is carried to (every
+        /// request then reads that version: a change waits for the index's readers). They join
+        /// the memo when its carry reaches that version (`joinNext`); a further change leaves them
+        /// for those computed at the newer version. Until carries kept nothing computed during
+        /// them, and at ten changes a second carries run most of the time: a scope's first asks
+        /// were computed again at the next ask.
+        var next: (version: Int, answers: [String: Entry]) = (-1, [:])
 
         mutating func answer(_ key: String) -> CatalogIndex.Answer? {
             if let entry = answers[key] { return entry.answer }
@@ -57,6 +64,20 @@ extension CatalogEngine {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
             chain = []
+            next = (-1, [:])
+        }
+
+        /// Keeps `entry`, computed at `version`, among the answers that join the memo once it is carried there.
+        mutating func keepNext(_ entry: Entry, _ key: String, at version: Int) {
+            if next.version != version { next = (version, [:]) }
+            if next.answers.count < Self.limit { next.answers[key] = entry }
+        }
+
+        /// The memo carried to `version`: the answers computed at it join (older ones go).
+        mutating func joinNext() {
+            guard next.version <= version else { return }
+            if next.version == version { for (key, entry) in next.answers { keep(entry, key) } }
+            next = (-1, [:])
         }
     }
 
@@ -71,8 +92,10 @@ extension CatalogEngine {
                   _ compute: () -> CatalogIndex.Answer) -> CatalogIndex.Answer {
         let (known, carried) = memo.withLockedValue { memo -> (CatalogIndex.Answer?, (AnswerMemo.Entry, [MemoCarry])?) in
             if memo.version == version { return (memo.answer(key), nil) }
+            guard memo.carrying == version else { return (nil, nil) }
+            if memo.next.version == version, let entry = memo.next.answers[key] { return (entry.answer, nil) }
             // Being carried to `version`: the kept entry, left where it is, to vet.
-            guard memo.carrying == version, let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
+            guard let entry = memo.answers[key] ?? memo.older[key] else { return (nil, nil) }
             return (nil, (entry, memo.chain.map(\.carry)))
         }
         if let known = known ?? carried.flatMap({ entry, carries in CarryCheck.carried(entry, key, through: carries) }) {
@@ -81,13 +104,15 @@ extension CatalogEngine {
         }
         answersComputed.wrappingAdd(1, ordering: .relaxed)
         let answer = compute()
+        let entry = AnswerMemo.Entry(answer, words, forms, filters, counting: counting(answer))
         memo.withLockedValue { memo in
             if memo.version != version {
+                if memo.carrying == version { return memo.keepNext(entry, key, at: version) }
                 guard version > memo.version, memo.carrying == nil else { return }
                 memo.version = version
                 memo.removeAll()
             }
-            memo.keep(AnswerMemo.Entry(answer, words, forms, filters, counting: counting(answer)), key)
+            memo.keep(entry, key)
         }
         return answer
     }

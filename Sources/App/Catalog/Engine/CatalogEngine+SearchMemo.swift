@@ -30,6 +30,9 @@ struct SearchMemo {
     /// The changes this memo is being carried through (`AnswerMemo.chain`).
     var chain: [(to: Int, carry: MemoCarry)] = []
     var carrying: Int? { chain.last?.to }
+    /// What is computed while the memo is carried, kept at the version it is carried to: it
+    /// joins the memo there (`joinNext`; `AnswerMemo.next`). (An array: a struct cannot hold itself.)
+    var next: [SearchMemo] = []
 
     /// Values by key in two generations of at most `limit` entries each.
     struct Generations<Value> {
@@ -63,6 +66,12 @@ struct SearchMemo {
             return value
         }
 
+        /// Keeps every value of `other` (its previous generation first).
+        mutating func join(_ other: Generations) {
+            for (key, value) in other.previous { keep(value, key) }
+            for (key, value) in other.current { keep(value, key) }
+        }
+
         /// Removes `keys` from both generations.
         mutating func remove(_ keys: some Sequence<String>) {
             for key in keys {
@@ -80,6 +89,29 @@ struct SearchMemo {
         return version == self.version && synonyms == self.synonyms
     }
 
+    /// Keeps `value`, computed at the version the memo is carried to (`version`), for when it is carried there.
+    mutating func keepNext<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ value: T, _ key: String, at version: Int) {
+        if next.first?.version != version { next = [SearchMemo(version: version, synonyms: synonyms)] }
+        next[0][keyPath: path].keep(value, key)
+    }
+
+    /// The value computed at `version` while the memo is carried there, if any.
+    func peekNext<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String, at version: Int) -> T? {
+        guard let next = next.first, next.version == version else { return nil }
+        return next[keyPath: path].peek(key)
+    }
+
+    /// The memo carried to `version`: what was computed at it joins (older ones go).
+    mutating func joinNext() {
+        guard let joining = next.first, joining.version <= version else { return }
+        next = []
+        guard joining.version == version, joining.synonyms == synonyms else { return }
+        expansions.join(joining.expansions)
+        meta.join(joining.meta)
+        suggestions.join(joining.suggestions)
+        causes.join(joining.causes)
+    }
+
     /// The value kept under `key` in `path` (`Generations.lookup`).
     mutating func lookup<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String) -> T? {
         self[keyPath: path].lookup(key)
@@ -95,7 +127,9 @@ extension CatalogEngine {
                            stays: ((T, _ base: Int, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
         let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, Int, [MemoCarry])?) in
             if memo.adopt(version: version, synonyms: synonyms) { return (memo.lookup(path, key), nil) }
-            guard stays != nil, memo.carrying == version, memo.synonyms == synonyms, let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
+            guard memo.carrying == version, memo.synonyms == synonyms else { return (nil, nil) }
+            if let value = memo.peekNext(path, key, at: version) { return (value, nil) }
+            guard stays != nil, let value = memo[keyPath: path].peek(key) else { return (nil, nil) }
             return (nil, (value, memo.version, memo.chain.map(\.carry)))
         }
         if let known { return known }
@@ -103,8 +137,9 @@ extension CatalogEngine {
            carries.allSatisfy({ carry in var check = CarryCheck(carry); return stays(value, base, &check) }) { return value }
         let value = compute()
         searchMemo.withLockedValue { memo in
-            guard memo.adopt(version: version, synonyms: synonyms) else { return }
-            memo[keyPath: path].keep(value, key)
+            if memo.adopt(version: version, synonyms: synonyms) { return memo[keyPath: path].keep(value, key) }
+            // Computed while the memo is carried to `version`: kept for when it is there.
+            if memo.carrying == version, memo.synonyms == synonyms { memo.keepNext(path, value, key, at: version) }
         }
         return value
     }
