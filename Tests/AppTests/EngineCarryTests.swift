@@ -14,7 +14,7 @@ import VaporTesting
 /// what it kept through the change — exactly as the SQL path answers them.
 @Suite("Engine carry")
 struct EngineCarryTests {
-    @Test("while a change's carry runs, a kept answer it does not reach is served, one it reaches is computed and not kept; then what it reached is gone and the rest kept", .app)
+    @Test("while a change's carry runs, a kept answer it does not reach is served, one it reaches is computed — and kept for the new version, served when asked again; then what it reached is replaced by what was computed and the rest kept", .app)
     func answeredWhileCarrying() async throws {
         let app = try app()
         let engine = app.appServices.catalogEngine
@@ -43,7 +43,7 @@ struct EngineCarryTests {
         let servedKept = NIOLockedValueBox<[Bool]>([]), computed = NIOLockedValueBox<[Bool]>([]), highlighted = NIOLockedValueBox<[Bool]>([])
         engine.whileCarrying.withLockedValue {
             $0 = {
-                for query in ["q=owl", "q=moo", "q=cat", "q=bear", ""] {
+                for query in ["q=owl", "q=moo", "q=cat", "q=bear", "", "q=owl"] {
                     let keptBefore = engine.answersKept.load(ordering: .relaxed), computedBefore = engine.answersComputed.load(ordering: .relaxed)
                     let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
                     servedKept.withLockedValue { $0.append(engine.answersKept.load(ordering: .relaxed) > keptBefore) }
@@ -62,13 +62,19 @@ struct EngineCarryTests {
         await engine.carried()
         engine.whileCarrying.withLockedValue { $0 = nil }
         // The new version's answers: "bear" from the kept one (the change cannot reach it), the
-        // rest computed — the words of the changed title, and the browse it is in.
-        #expect(during.withLockedValue { $0 } == [["Owl Babies"], [], ["Cat Nap"], ["Bear Snores"], ["Bear Snores", "Cat Nap", "Owl Babies"]])
-        #expect(servedKept.withLockedValue { $0[3] } && computed.withLockedValue { [$0[0], $0[1], $0[2], $0[4]] } == [true, true, true, true])
-        #expect(highlighted.withLockedValue { $0 } == [true, true, true, true])
-        #expect(engine.memo.withLockedValue { $0.version == engine.currentVersion && $0.carrying == nil })
-        #expect(kept().count == 1)   // "bear" stayed; what the change reached went, and what was asked during the carry was not kept
+        // rest computed — the words of the changed title, and the browse it is in; "owl" asked
+        // again, the answer computed at the new version a moment before (kept for it).
+        #expect(during.withLockedValue { $0 } == [["Owl Babies"], [], ["Cat Nap"], ["Bear Snores"], ["Bear Snores", "Cat Nap", "Owl Babies"], ["Owl Babies"]])
+        #expect(servedKept.withLockedValue { [$0[3], $0[5]] } == [true, true])
+        #expect(computed.withLockedValue { $0 } == [true, true, true, false, true, false])
+        #expect(highlighted.withLockedValue { $0 } == [true, true, true, true, true])
+        #expect(engine.memo.withLockedValue { $0.version == engine.currentVersion && $0.carrying == nil && $0.next.answers.isEmpty })
+        // "bear" stayed, and what was computed during the carry joined: the new answers to "owl",
+        // "moo", "cat" and the browse (the old ones the change reached went).
+        #expect(kept().count == 5)
+        let keptBefore = engine.answersKept.load(ordering: .relaxed)
         #expect(try await titles("q=owl") == ["Owl Babies"])
+        #expect(engine.answersKept.load(ordering: .relaxed) == keptBefore + 1)
         #expect(try await titles("q=moo").isEmpty)
         #expect(try await titles("") == ["Bear Snores", "Cat Nap", "Owl Babies"])
     }
@@ -165,7 +171,7 @@ struct EngineCarryTests {
         try await Self.expectAsSQL(app, token: parent.token, ["q=owl+moon", "q=owl", "q=moon+bear"])
     }
 
-    @Test("changes that come while a carry runs queue behind it (the catch-up does not wait): answers meanwhile are the newest version's, kept ones no change reaches served; then what they reached is gone and the rest kept", .app)
+    @Test("changes that come while a carry runs queue behind it (the catch-up does not wait): answers meanwhile are the newest version's, kept ones no change reaches served, computed ones kept for it; then what the changes reached is gone, the rest kept, and what was computed at the newest version joins once the memos are carried there", .app)
     func changesQueueBehindACarry() async throws {
         let app = try app()
         let engine = app.appServices.catalogEngine
@@ -182,6 +188,8 @@ struct EngineCarryTests {
         for query in ["q=owl", "q=bear", "q=babies", "q=moon"] { _ = titles(query) }
         let before = kept()
         #expect(before.count == 4)
+        let entriesBefore = engine.memo.withLockedValue { $0.answers }
+        func metas() -> [String: [UInt8]] { engine.searchMemo.withLockedValue { $0.meta.current.merging($0.meta.previous) { a, _ in a } } }
         // The first carry is held at its start until both changes are applied.
         let gate = ConditionLock(value: 0)
         engine.whileCarrying.withLockedValue { $0 = { gate.lock(whenValue: 1); gate.unlock() } }
@@ -196,6 +204,10 @@ struct EngineCarryTests {
         #expect(titles("q=babies") == ["Owl Babies"])   // neither change reaches it: served kept
         #expect(engine.answersKept.load(ordering: .relaxed) == keptBefore + 1)
         #expect(titles("q=owl") == ["Owl Babies"] && titles("q=moon") == ["Fox Moon"] && titles("q=bear") == ["Bear Naps"])
+        // Kept for the newest version: the answer computed ("owl"), every page's meta.
+        let next = (answers: engine.memo.withLockedValue { $0.next.version == engine.currentVersion ? $0.next.answers : [:] },
+                    metas: engine.searchMemo.withLockedValue { $0.next.first?.version == engine.currentVersion ? $0.next[0].meta.current : [:] })
+        #expect(Set(next.answers.keys) == before.filter { $0.contains("owl") })
         gate.lock()
         gate.unlock(withValue: 1)
         await engine.carried()
@@ -205,9 +217,15 @@ struct EngineCarryTests {
         // What either change reached went: "owl" (a word the first title lost); "moon" and "bear"
         // stay (their books still match them in their titles), their pages' meta went (they show
         // the new titles); "babies" stays (its meta went: a page of few results may offer a correction).
-        #expect(kept() == before.filter { !$0.contains("owl") }, "\(kept())")
-        let metas = engine.searchMemo.withLockedValue { memo in Array(memo.meta.current.keys) + memo.meta.previous.keys }
-        #expect(!metas.contains { $0.contains("moon") || $0.contains("bear") }, "\(metas)")
+        // What was computed at the newest version during the carry joined: the answer to "owl",
+        // and the four pages' meta.
+        #expect(kept() == before, "\(kept())")
+        let entriesAfter = engine.memo.withLockedValue { $0.answers.merging($0.older) { a, _ in a } }
+        for key in before {
+            #expect(entriesAfter[key] === (key.contains("owl") ? next.answers[key] : entriesBefore[key]), "\(key)")
+        }
+        let metasAfter = metas()
+        #expect(metasAfter == next.metas && next.metas.count == 4, "\(metasAfter.keys) \(next.metas.keys)")
         #expect(try await app.get("/api/v1/catalog/books?q=moon", token: parent.token).dataArray.compactMap { $0["title"] as? String } == ["Fox Moon"])
     }
 

@@ -14,7 +14,59 @@ struct CarryCheck {
     private let territorial: (countries: Set<String>, carry: MemoCarry)?, titleOrder: MemoCarry?
     private var wordReaches: [String: MemoCarry.WordReach] = [:], wordSides: [String: UInt64] = [:], territorialVerdicts: [String: Bool] = [:], orderVerdicts: [String: Bool] = [:]
 
+    /// Set by `finishCarry`, the one task that writes a word group's verdicts: a stamp no other
+    /// check has had, and which of a group's two slots is this check's (nil: nothing kept in groups).
+    var cache: (stamp: Int, slot: Int)?
+
     init(_ carry: MemoCarry) { self.carry = carry; territorial = carry.territorial; titleOrder = carry.titleOrder }
+
+    /// What of the carry a kept search's words may reach, whatever its filters and country: a
+    /// word's expansion (`vocabulary`), the sides of the changed books that may match every word
+    /// (`sides`, `MemoCarry.reaches(sides:filters:)`), a book whose title key moved (`order`),
+    /// what reaches only some countries' catalogs (`territorial`). `stamp`: the check that found it.
+    struct WordVerdict {
+        var stamp = 0
+        var vocabulary = false, order = false, territorial = false
+        var sides: UInt64 = 0
+    }
+
+    /// The verdict for a group's words, from the group when this check kept it there.
+    mutating func verdict(_ group: WordGroup) -> WordVerdict {
+        guard let cache, !group.words.isEmpty else { return verdict(group.words, group.forms) }
+        let kept = cache.slot == 0 ? group.verdicts.0 : group.verdicts.1
+        if kept.stamp == cache.stamp { return kept }
+        var verdict = verdict(group.words, group.forms)
+        verdict.stamp = cache.stamp
+        if cache.slot == 0 { group.verdicts.0 = verdict } else { group.verdicts.1 = verdict }
+        return verdict
+    }
+
+    /// The verdict for these words (and forms), each word's parts worked out once per check.
+    mutating func verdict(_ words: [String], _ forms: [[String]]) -> WordVerdict {
+        var verdict = WordVerdict()
+        guard !words.isEmpty else { return verdict }
+        var altered: UInt64 = 0
+        for (word, forms) in zip(words, forms) {
+            let reach = reach(word, forms)
+            verdict.vocabulary = verdict.vocabulary || reach.vocabulary
+            altered |= reach.altered
+        }
+        if !verdict.vocabulary && altered != 0 {
+            verdict.sides = altered
+            for (word, forms) in zip(words, forms) where verdict.sides != 0 { verdict.sides &= sides(word, forms) }
+        }
+        if titleOrder != nil { verdict.order = zip(words, forms).contains { orderVerdict($0, $1) } }
+        if territorial != nil { verdict.territorial = zip(words, forms).contains { territorialVerdict($0, $1) } }
+        return verdict
+    }
+
+    /// `carry.sides(word, forms:)`, worked out once per word.
+    private mutating func sides(_ word: String, _ forms: [String]) -> UInt64 {
+        if let known = wordSides[word] { return known }
+        let mine = carry.sides(word, forms: forms)
+        wordSides[word] = mine
+        return mine
+    }
 
     /// The answer kept under `key` carried through every change of `carries` (a chain).
     static func carried(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String, through carries: [MemoCarry]) -> CatalogIndex.Answer? {
@@ -44,24 +96,6 @@ struct CarryCheck {
         return reach
     }
 
-    /// Whether the carry may reach a search with these words (and forms), with `filters` (nil:
-    /// unknown): a word's expansion, or a changed book that may match every word (`MemoCarry+Books.swift`).
-    mutating func reaches(search words: [String], _ forms: [[String]], filters: MemoCarry.BrowseFilters?) -> Bool {
-        var sides: UInt64 = 0
-        for (word, forms) in zip(words, forms) {
-            let reach = reach(word, forms)
-            if reach.vocabulary { return true }
-            sides |= reach.altered
-        }
-        for (word, forms) in zip(words, forms) where sides != 0 {
-            if let known = wordSides[word] { sides &= known; continue }
-            let mine = carry.sides(word, forms: forms)
-            wordSides[word] = mine
-            sides &= mine
-        }
-        return sides != 0 && carry.reaches(sides: sides, filters: filters)
-    }
-
     /// `titleOrder`'s and `territorial`'s `mayMatch(word, forms:)`, worked out once per word.
     private mutating func orderVerdict(_ word: String, _ forms: [String]) -> Bool {
         if let known = orderVerdicts[word] { return known }
@@ -80,15 +114,20 @@ struct CarryCheck {
     /// browse its filters (`MemoCarry.affectsBrowse`); what reaches only some countries' catalogs
     /// (`MemoCarry.territorial`) is checked for the answers in those (the country read from the
     /// key; one it cannot read counts as reached).
-    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: String) -> Bool {
-        if entry.words.isEmpty ? carry.affectsBrowse(entry.filters) : reaches(search: entry.words, entry.forms, filters: entry.filters) { return true }
+    /// (The key is read only for a change of territory rules: `finishCarry` leaves the keys of
+    /// the answers that stay untouched.)
+    mutating func reaches(_ entry: CatalogEngine.AnswerMemo.Entry, _ key: @autoclosure () -> String) -> Bool {
+        let group = entry.group
+        let browse = group.words.isEmpty
+        let verdict = browse ? WordVerdict() : verdict(group)
+        if browse ? carry.affectsBrowse(entry.filters) : verdict.vocabulary || verdict.sides != 0 && carry.reaches(sides: verdict.sides, filters: entry.filters) {
+            return true
+        }
         // A search in title order (its filters say; none kept: it may be) matching a book whose title key moved.
-        if titleOrder != nil, !entry.words.isEmpty, entry.filters?.titleOrder ?? true,
-           zip(entry.words, entry.forms).contains(where: { orderVerdict($0, $1) }) { return true }
-        guard territorial != nil, let country = CatalogEngine.keptCountry(key),
-              country == CatalogEngine.unknownCountry || territorial?.countries.contains(country) == true else { return false }
-        if entry.words.isEmpty { return territorial?.carry.affectsBrowse(entry.filters) ?? false }
-        return zip(entry.words, entry.forms).contains { territorialVerdict($0, $1) }
+        if verdict.order, entry.filters?.titleOrder ?? true { return true }
+        guard let territorial, let country = CatalogEngine.keptCountry(key()),
+              country == CatalogEngine.unknownCountry || territorial.countries.contains(country) else { return false }
+        return browse ? territorial.carry.affectsBrowse(entry.filters) : verdict.territorial
     }
 
     /// Whether the carry may reach the words' expansions kept under `key` (one word, or several

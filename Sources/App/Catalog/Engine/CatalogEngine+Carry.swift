@@ -95,16 +95,28 @@ extension CatalogEngine {
                                         [memo.meta.current, memo.meta.previous], memo.synonyms)
         }
         if answers != nil || search != nil { whileCarrying.withLockedValue { $0 }?() }
-        var answerChecks = answers?.chain.map { CarryCheck($0.carry) } ?? [], searchChecks = search?.chain.map { CarryCheck($0.carry) } ?? []
-        func reached(_ entry: AnswerMemo.Entry, _ key: String, _ checks: inout [CarryCheck]) -> Bool {
-            checks.indices.contains { checks[$0].reaches(entry, key) }
+        // The first two checks of each chain keep their verdicts in the answers' word groups (`WordGroup`).
+        func checks(_ chain: Chain?) -> [CarryCheck] {
+            (chain ?? []).enumerated().map { i, link in
+                var check = CarryCheck(link.carry)
+                if i < 2 { check.cache = (carryStamps.wrappingAdd(1, ordering: .relaxed).newValue, i) }
+                return check
+            }
+        }
+        var answerChecks = checks(answers?.chain), searchChecks = checks(search?.chain)
+        func reached(_ entry: AnswerMemo.Entry, _ key: @autoclosure () -> String, _ checks: inout [CarryCheck]) -> Bool {
+            checks.indices.contains { checks[$0].reaches(entry, key()) }
         }
         var goneAnswers: [String] = [], patchedAnswers: [(String, AnswerMemo.Entry)] = [], goneExpansions: [String] = [], goneMeta: [String] = []
         if let kept = answers {
             // Gone when a change reaches it — unless it is a browse the change's books patch.
-            for (key, entry) in [kept.current, kept.older].joined() where reached(entry, key, &answerChecks) {
-                if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
-                else { goneAnswers.append(key) }
+            // (By index: the key of an answer that stays is not read — nor retained.)
+            for kept in [kept.current, kept.older] {
+                for index in kept.indices where reached(kept.values[index], kept.keys[index], &answerChecks) {
+                    let (key, entry) = kept[index]
+                    if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
+                    else { goneAnswers.append(key) }
+                }
             }
         }
         if let kept = search {

@@ -12,19 +12,24 @@ extension CatalogEngine {
         /// arrays was retained and released five times over at each visit.
         final class Entry: Sendable {
             let answer: CatalogIndex.Answer
-            let words: [String]
-            let forms: [[String]]
+            /// Its words and their forms, shared with the answers kept with the same words.
+            let group: WordGroup
+            var words: [String] { group.words }
+            var forms: [[String]] { group.forms }
             let filters: MemoCarry.BrowseFilters?
             /// A browse's scope, order and page's end: what patches it through a change
             /// (`MemoCarry.patched`; nil: dropped when reached — not kept in a snapshot).
             let counting: MemoCarry.BrowseCounting?
-            init(_ answer: CatalogIndex.Answer, _ words: [String], _ forms: [[String]], _ filters: MemoCarry.BrowseFilters?,
-                 counting: MemoCarry.BrowseCounting? = nil) {
-                self.answer = answer; self.words = words; self.forms = forms; self.filters = filters; self.counting = counting
+            init(_ answer: CatalogIndex.Answer, group: WordGroup, _ filters: MemoCarry.BrowseFilters?, counting: MemoCarry.BrowseCounting? = nil) {
+                self.answer = answer; self.group = group; self.filters = filters; self.counting = counting
+            }
+            convenience init(_ answer: CatalogIndex.Answer, _ words: [String], _ forms: [[String]], _ filters: MemoCarry.BrowseFilters?,
+                             counting: MemoCarry.BrowseCounting? = nil) {
+                self.init(answer, group: words.isEmpty ? .browsing : WordGroup(words, forms), filters, counting: counting)
             }
 
             /// The same entry with `answer` (patched through a change).
-            func with(_ answer: CatalogIndex.Answer) -> Entry { Entry(answer, words, forms, filters, counting: counting) }
+            func with(_ answer: CatalogIndex.Answer) -> Entry { Entry(answer, group: group, filters, counting: counting) }
         }
         /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
         /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
@@ -47,6 +52,18 @@ extension CatalogEngine {
         /// them, and at ten changes a second carries run most of the time: a scope's first asks
         /// were computed again at the next ask.
         var next: (version: Int, answers: [String: Entry]) = (-1, [:])
+        /// The word groups of the answers kept since the newer generation began (`group`).
+        var groups: [[String]: WordGroup] = [:]
+
+        /// The group of the answers with these search words (and forms: the memo's synonyms made
+        /// them — a change of synonyms empties it). Groups start anew with each generation.
+        mutating func group(_ words: [String], _ forms: [[String]]) -> WordGroup {
+            if words.isEmpty { return .browsing }
+            if let group = groups[words] { return group }
+            let group = WordGroup(words, forms)
+            groups[words] = group
+            return group
+        }
 
         mutating func answer(_ key: String) -> CatalogIndex.Answer? {
             if let entry = answers[key] { return entry.answer }
@@ -56,13 +73,14 @@ extension CatalogEngine {
         }
 
         mutating func keep(_ entry: Entry, _ key: String) {
-            if answers.count >= Self.limit { older = answers; answers = [:] }
+            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:] }
             answers[key] = entry
         }
 
         mutating func removeAll() {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
+            groups = [:]
             chain = []
             next = (-1, [:])
         }
@@ -104,8 +122,9 @@ extension CatalogEngine {
         }
         answersComputed.wrappingAdd(1, ordering: .relaxed)
         let answer = compute()
-        let entry = AnswerMemo.Entry(answer, words, forms, filters, counting: counting(answer))
+        let counting = counting(answer)
         memo.withLockedValue { memo in
+            let entry = AnswerMemo.Entry(answer, group: memo.group(words, forms), filters, counting: counting)
             if memo.version != version {
                 if memo.carrying == version { return memo.keepNext(entry, key, at: version) }
                 guard version > memo.version, memo.carrying == nil else { return }

@@ -35,7 +35,7 @@ final class CatalogEngine: @unchecked Sendable {
     let answersKept = Atomic<Int>(0), answersComputed = Atomic<Int>(0)
     /// Carries finished (`startCarry`) and the microseconds they took: while one runs, a kept
     /// answer it cannot reach is served (`CarryCheck`), one it can is computed and not kept.
-    let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0)
+    let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0), carryStamps = Atomic<Int>(0)
     /// Kept browses patched by a carry (`MemoCarry.patched`); requests that waited for a load (`waitWhileLoading`).
     let browsesPatched = Atomic<Int>(0), loadWaits = Atomic<Int>(0)
     let searchMemo = NIOLockedValueBox(SearchMemo())

@@ -1,0 +1,100 @@
+@testable import App
+import CatalogIndexing
+import Core
+import Testing
+
+/// The carry's check (`CarryCheck`) with its verdicts kept in the answers' word groups — as
+/// `finishCarry` runs it, several checks of a chain over answers sharing groups — answers
+/// exactly as a check asked afresh for each answer, and never keeps an answer the carry's
+/// own rule (`MemoCarry.affects`) reaches.
+@Suite("Carry check")
+struct CarryCheckTests {
+    struct RNG: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let pool = ["dragon", "dream", "owl", "moon", "gift", "drawing", "owlet", "moonlight", "giraffe", "gifted", "night", "ocean", "otter", "rabbit", "robot"]
+
+    static func book(_ id: Int, _ rng: inout RNG) -> CatalogBook {
+        var lexemes: [String: UInt8] = [:]
+        for word in pool where Int.random(in: 0..<100, using: &rng) < 20 { lexemes[word, default: 0] |= UInt8.random(in: 1...7, using: &rng) }
+        let title = pool.randomElement(using: &rng)! + " " + pool.randomElement(using: &rng)!
+        let ageMin = Int.random(in: 0...10, using: &rng)
+        let json = Array("{\"id\":\(id),\"title\":\"\(title)\",\"rights_available\":".utf8)
+        let rules = [TerritoryRule.worldwide, TerritoryRule(territories: [], excluded: ["JP"]), TerritoryRule(territories: ["US"], excluded: [])]
+        return CatalogBook(id: id, titleKey: Array(title.utf8), createdAt: Int64.random(in: 0...50, using: &rng), ageMin: ageMin,
+                           ageMax: ageMin + Int.random(in: 0...6, using: &rng), publisherID: Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng),
+                           categoryIDs: Array(Set((0..<Int.random(in: 0...2, using: &rng)).map { _ in Int.random(in: 1...4, using: &rng) })).sorted(),
+                           lexemes: lexemes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, json: json + Array("}".utf8),
+                           rightsOffset: json.count, rights: [.init(start: 0, end: nil, rule: rules.randomElement(using: &rng)!)])
+    }
+
+    @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, three countries' keys), and never keep one MemoCarry.affects reaches")
+    func groupsAnswerAsAFreshCheck() {
+        var rng = RNG(state: 20261127)
+        var index = CatalogIndex()
+        index.setCategories((1...4).map { CatalogIndex.Category(id: $0, slug: "c\($0)") })
+        index.beginBulk()
+        for id in 1...300 { index.upsert(Self.book(id, &rng)) }
+        index.endBulk()
+        // Answers: a search's words, prefixes or one edit off the pool's (a group per distinct words).
+        func word() -> String {
+            let whole = Self.pool.randomElement(using: &rng)!
+            var text = String(whole.prefix(Int.random(in: 3...whole.count, using: &rng)))
+            if text.count >= 5 && Bool.random(using: &rng) { text.removeLast() ; text += "x" }
+            return text
+        }
+        var groups: [[String]: WordGroup] = [:]
+        let countries = ["", "JP", "US"]
+        let entries = (0..<400).map { i -> (key: String, entry: CatalogEngine.AnswerMemo.Entry, country: String) in
+            let words = (0..<Int.random(in: 0...2, using: &rng)).map { _ in word() }
+            let forms = words.map { SearchExpansion.forms(of: $0, synonyms: Synonyms()) }
+            let group = words.isEmpty ? WordGroup.browsing : groups[words] ?? WordGroup(words, forms)
+            groups[words] = group
+            let filters = MemoCarry.BrowseFilters(publisher: Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng),
+                                                  age: Bool.random(using: &rng) ? nil : Int.random(in: 0...12, using: &rng),
+                                                  category: Bool.random(using: &rng) ? nil : Int.random(in: 1...4, using: &rng),
+                                                  titleOrder: Bool.random(using: &rng), maxAge: Bool.random(using: &rng) ? nil : 8,
+                                                  blockedCategories: Bool.random(using: &rng) ? [] : [Int.random(in: 1...4, using: &rng)])
+            let country = countries.randomElement(using: &rng)!
+            let answer = CatalogIndex.Answer(total: 0, ids: [], categoryCounts: [], ageBandCounts: [])
+            return ("w\(i)\u{1}p=1\u{2}a8k" + country, CatalogEngine.AnswerMemo.Entry(answer, group: group, filters), country)
+        }
+        var stamp = 0, reached = 0, stayed = 0, affected = 0
+        for _ in 0..<300 {
+            var chain: [MemoCarry] = []
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                let ids = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...320, using: &rng) }
+                let removing = ids.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
+                let changing = Set(ids).subtracting(removing).sorted().map { Self.book($0, &rng) }
+                chain.append(index.carry(changing: changing, removing: removing))
+                index.apply(changing, removing: removing)
+            }
+            var cached = chain.enumerated().map { i, carry in
+                var check = CarryCheck(carry)
+                stamp += 1
+                if i < 2 { check.cache = (stamp, i) }
+                return check
+            }
+            for (key, entry, country) in entries.shuffled(using: &rng) {
+                for i in chain.indices {
+                    var fresh = CarryCheck(chain[i])
+                    let verdict = cached[i].reaches(entry, key)
+                    #expect(verdict == fresh.reaches(entry, key), "\(entry.words) \(key)")
+                    let rule = chain[i].affects(words: entry.words, country: country.isEmpty ? nil : country, filters: entry.filters)
+                    #expect(verdict || !rule, "kept \(entry.words) \(key), which the carry's rule reaches")
+                    if verdict { reached += 1 } else { stayed += 1 }
+                    if rule { affected += 1 }
+                }
+            }
+        }
+        #expect(groups.count < 300 && reached > 10_000 && stayed > 10_000 && affected > 5_000, "\(groups.count) groups, \(reached) reached, \(stayed) stayed, \(affected) by the rule")
+    }
+}
