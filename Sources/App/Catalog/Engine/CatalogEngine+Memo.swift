@@ -41,7 +41,7 @@ extension CatalogEngine {
         /// The changes these answers are being carried through (`finishCarry`), in order: the
         /// versions they lead to and their carries. Until they are, an answer at the last one is
         /// served from them when no carry of the chain reaches it (`CarryCheck`), else computed
-        /// and not kept.
+        /// and kept aside (`next`).
         var chain: [(to: Int, carry: MemoCarry)] = []
         /// The version these answers are being carried to (nil: none).
         var carrying: Int? { chain.last?.to }

@@ -83,7 +83,7 @@ struct SearchMemo {
 
     mutating func adopt(version: Int, synonyms: Synonyms) -> Bool {
         if version > self.version {
-            guard carrying == nil else { return false }   // computed, not kept, until carried
+            guard carrying == nil else { return false }   // computed, kept aside (`next`) until carried
             self = SearchMemo(version: version, synonyms: synonyms)
         }
         return version == self.version && synonyms == self.synonyms

@@ -34,7 +34,7 @@ final class CatalogEngine: @unchecked Sendable {
     /// counts a miss's cause takes): the share computed is what changes and one-off searches cost.
     let answersKept = Atomic<Int>(0), answersComputed = Atomic<Int>(0)
     /// Carries finished (`startCarry`) and the microseconds they took: while one runs, a kept
-    /// answer it cannot reach is served (`CarryCheck`), one it can is computed and not kept.
+    /// answer it cannot reach is served (`CarryCheck`), one it can is computed and kept aside; the checks' stamps (`CarryCheck.cache`).
     let carries = Atomic<Int>(0), carryMicroseconds = Atomic<Int>(0), carryStamps = Atomic<Int>(0)
     /// Kept browses patched by a carry (`MemoCarry.patched`); requests that waited for a load (`waitWhileLoading`).
     let browsesPatched = Atomic<Int>(0), loadWaits = Atomic<Int>(0)
