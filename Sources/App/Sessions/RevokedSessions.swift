@@ -73,6 +73,14 @@ final class RevokedSessions: Sendable {
         return promise.futureResult
     }
 
+    /// Ages the sets by `duration`, as if that long had passed since they were read — once a read
+    /// under way has ended. Tests: what an instance knows a second later, without waiting a second
+    /// (the sets' age is wall time, not the app's clock).
+    func age(by duration: Duration) async throws {
+        if let reading = state.withLockedValue({ $0.reading }) { try await reading.get() }
+        state.withLockedValue { state in state.readAt = state.readAt.map { $0.advanced(by: .zero - duration) } }
+    }
+
     /// Devices this instance just signed out: refused here from the next request on.
     func note(_ devices: [Int]) {
         let now = Instant.now
