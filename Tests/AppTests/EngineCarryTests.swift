@@ -229,6 +229,45 @@ struct EngineCarryTests {
         #expect(try await app.get("/api/v1/catalog/books?q=moon", token: parent.token).dataArray.compactMap { $0["title"] as? String } == ["Fox Moon"])
     }
 
+    @Test("what is computed during a carry is kept aside for its version, and dropped when a carry takes the memo past it (never joined to a later version it was not carried to): the newest version's answer, nothing left aside", .app)
+    func keptAsideDroppedWhenPassed() async throws {
+        let app = try app()
+        let engine = app.appServices.catalogEngine
+        let owlMoon = try await app.makeBook("Owl Moon"), babies = try await app.makeBook("Owl Babies"), moon = try await app.makeBook("Moon Bear")
+        try await engine.build(on: app.db)
+        let key = "w=3:owl\u{01}s=relevance\u{01}p=1\u{01}n=20"
+        func titles(_ query: String) -> [String] {
+            let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+            let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
+            return (data ?? []).compactMap { $0["title"] as? String }.sorted()
+        }
+        #expect(titles("q=owl") == ["Owl Babies", "Owl Moon"])
+        let gate = ConditionLock(value: 0)
+        engine.whileCarrying.withLockedValue { $0 = { gate.lock(whenValue: 1); gate.unlock() } }
+        func change(_ sql: SQLQueryString) async throws {
+            try await app.sql.raw(sql).run()
+            try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
+        }
+        func aside() -> (version: Int, kept: Bool) { engine.memo.withLockedValue { ($0.next.version, $0.next.answers[key] != nil) } }
+        // The first carry held: "owl" asked at each version is computed (each change reaches it) and kept aside for it.
+        try await change("UPDATE books SET title = 'Owl Moonlight' WHERE id = \(bind: moon)")
+        #expect(titles("q=owl") == ["Owl Babies", "Owl Moon", "Owl Moonlight"])
+        #expect(aside() == (engine.currentVersion, true))
+        try await change("UPDATE books SET title = 'Cat Babies' WHERE id = \(bind: babies)")
+        #expect(titles("q=owl") == ["Owl Moon", "Owl Moonlight"])
+        #expect(aside() == (engine.currentVersion, true))
+        // A third change, not asked at: the next carry takes the memo past what was kept aside.
+        try await change("UPDATE books SET title = 'Fox Moon' WHERE id = \(bind: owlMoon)")
+        gate.lock()
+        gate.unlock(withValue: 1)
+        await engine.carried()
+        engine.whileCarrying.withLockedValue { $0 = nil }
+        #expect(engine.memo.withLockedValue { $0.version == engine.currentVersion && $0.chain.isEmpty && $0.next.answers.isEmpty })
+        #expect(engine.searchMemo.withLockedValue { $0.version == engine.currentVersion && $0.next.isEmpty })
+        #expect(engine.memo.withLockedValue { $0.answers[key] == nil && $0.older[key] == nil })
+        #expect(titles("q=owl") == ["Owl Moonlight"])
+    }
+
     @Test("a change of a book's territory rules alone keeps the answers of the catalogs it does not reach, and drops those of the countries it does", .app)
     func territoryRulesAlone() async throws {
         let app = try app()

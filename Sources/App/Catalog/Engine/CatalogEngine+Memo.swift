@@ -55,11 +55,13 @@ extension CatalogEngine {
         /// The word groups of the answers kept since the newer generation began (`group`).
         var groups: [[String]: WordGroup] = [:]
 
-        /// The group of the answers with these search words (and forms: the memo's synonyms made
-        /// them — a change of synonyms empties it). Groups start anew with each generation.
+        /// The group of the answers with these search words and forms (a request may bring other
+        /// synonyms than the memo's for a moment: its forms then get a group of their own). Groups
+        /// start anew with each generation, and when a carry's removals keep it from filling.
         mutating func group(_ words: [String], _ forms: [[String]]) -> WordGroup {
             if words.isEmpty { return .browsing }
-            if let group = groups[words] { return group }
+            if let group = groups[words], group.forms == forms { return group }
+            if groups.count >= Self.limit { groups = [:] }
             let group = WordGroup(words, forms)
             groups[words] = group
             return group
@@ -124,13 +126,17 @@ extension CatalogEngine {
         let answer = compute()
         let counting = counting(answer)
         memo.withLockedValue { memo in
-            let entry = AnswerMemo.Entry(answer, group: memo.group(words, forms), filters, counting: counting)
+            // (The entry made only where it is kept: its word group is kept with it.)
             if memo.version != version {
-                if memo.carrying == version { return memo.keepNext(entry, key, at: version) }
-                guard version > memo.version, memo.carrying == nil else { return }
+                guard memo.carrying == version || (version > memo.version && memo.carrying == nil) else { return }
+                if memo.carrying == version {
+                    let entry = AnswerMemo.Entry(answer, group: memo.group(words, forms), filters, counting: counting)
+                    return memo.keepNext(entry, key, at: version)
+                }
                 memo.version = version
                 memo.removeAll()
             }
+            let entry = AnswerMemo.Entry(answer, group: memo.group(words, forms), filters, counting: counting)
             memo.keep(entry, key)
         }
         return answer
