@@ -28,7 +28,6 @@ struct CarryCheckTests {
         let title = pool.randomElement(using: &rng)! + " " + pool.randomElement(using: &rng)!
         let ageMin = Int.random(in: 0...10, using: &rng)
         let json = Array("{\"id\":\(id),\"title\":\"\(title)\",\"rights_available\":".utf8)
-        let rules = [TerritoryRule.worldwide, TerritoryRule(territories: [], excluded: ["JP"]), TerritoryRule(territories: ["US"], excluded: [])]
         return CatalogBook(id: id, titleKey: Array(title.utf8), createdAt: Int64.random(in: 0...50, using: &rng), ageMin: ageMin,
                            ageMax: ageMin + Int.random(in: 0...6, using: &rng), publisherID: Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng),
                            categoryIDs: Array(Set((0..<Int.random(in: 0...2, using: &rng)).map { _ in Int.random(in: 1...4, using: &rng) })).sorted(),
@@ -36,13 +35,19 @@ struct CarryCheckTests {
                            rightsOffset: json.count, rights: [.init(start: 0, end: nil, rule: rules.randomElement(using: &rng)!)])
     }
 
+    static let rules = [TerritoryRule.worldwide, TerritoryRule(territories: [], excluded: ["JP"]), TerritoryRule(territories: ["US"], excluded: [])]
+
     @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, four countries' keys, one unreadable), and never keep one MemoCarry.affects reaches")
     func groupsAnswerAsAFreshCheck() {
         var rng = RNG(state: 20261127)
         var index = CatalogIndex()
         index.setCategories((1...4).map { CatalogIndex.Category(id: $0, slug: "c\($0)") })
+        var books: [Int: CatalogBook] = [:]
         index.beginBulk()
-        for id in 1...300 { index.upsert(Self.book(id, &rng)) }
+        for id in 1...300 {
+            books[id] = Self.book(id, &rng)
+            index.upsert(books[id]!)
+        }
         index.endBulk()
         // Answers: a search's words, prefixes or one edit off the pool's (a group per distinct words).
         func word() -> String {
@@ -67,15 +72,27 @@ struct CarryCheckTests {
             let answer = CatalogIndex.Answer(total: 0, ids: [], categoryCounts: [], ageBandCounts: [])
             return ("w\(i)\u{1}p=1\u{2}a8k" + country, CatalogEngine.AnswerMemo.Entry(answer, group: group, filters), country)
         }
-        var stamp = 0, reached = 0, stayed = 0, affected = 0
+        var stamp = 0, reached = 0, stayed = 0, affected = 0, territorial = 0, titleOrder = 0
         for _ in 0..<300 {
             var chain: [MemoCarry] = []
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
                 let ids = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...320, using: &rng) }
                 let removing = ids.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
-                let changing = Set(ids).subtracting(removing).sorted().map { Self.book($0, &rng) }
-                chain.append(index.carry(changing: changing, removing: removing))
+                // A book made anew, or only its territory rules or its title key changed (what
+                // reaches only some countries' catalogs; a search's page in title order).
+                let changing = Set(ids).subtracting(removing).sorted().map { id -> CatalogBook in
+                    guard var book = books[id], Int.random(in: 0..<3, using: &rng) > 0 else { return Self.book(id, &rng) }
+                    if Bool.random(using: &rng) { book.rights = [.init(start: 0, end: nil, rule: Self.rules.randomElement(using: &rng)!)] }
+                    else { book.titleKey = Array((Self.pool.randomElement(using: &rng)! + " \(id)").utf8) }
+                    return book
+                }
+                let carry = index.carry(changing: changing, removing: removing)
+                if carry.territorial != nil { territorial += 1 }
+                if carry.titleOrder != nil { titleOrder += 1 }
+                chain.append(carry)
                 index.apply(changing, removing: removing)
+                for book in changing { books[book.id] = book }
+                for id in removing { books[id] = nil }
             }
             var cached = chain.enumerated().map { i, carry in
                 var check = CarryCheck(carry)
@@ -96,6 +113,7 @@ struct CarryCheckTests {
             }
         }
         let searches = entries.filter { !$0.entry.words.isEmpty }.count
-        #expect(groups.count - 1 < searches * 3 / 4 && reached > 10_000 && stayed > 10_000 && affected > 5_000, "\(groups.count) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule")
+        #expect(groups.count - 1 < searches * 3 / 4 && reached > affected && stayed > 10_000 && affected > 5_000 && territorial > 20 && titleOrder > 20,
+                "\(groups.count) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule; \(territorial) territorial, \(titleOrder) title-order carries")
     }
 }
