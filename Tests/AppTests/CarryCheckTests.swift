@@ -9,20 +9,9 @@ import Testing
 /// own rule (`MemoCarry.affects`) reaches.
 @Suite("Carry check")
 struct CarryCheckTests {
-    struct RNG: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let pool = ["dragon", "dream", "owl", "moon", "gift", "drawing", "owlet", "moonlight", "giraffe", "gifted", "night", "ocean", "otter", "rabbit", "robot"]
 
-    static func book(_ id: Int, _ rng: inout RNG) -> CatalogBook {
+    static func book(_ id: Int, _ rng: inout CatalogEngineTests.Random) -> CatalogBook {
         var lexemes: [String: UInt8] = [:]
         for word in pool where Int.random(in: 0..<100, using: &rng) < 20 { lexemes[word, default: 0] |= UInt8.random(in: 1...7, using: &rng) }
         let title = pool.randomElement(using: &rng)! + " " + pool.randomElement(using: &rng)!
@@ -39,7 +28,7 @@ struct CarryCheckTests {
 
     @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, four countries' keys, one unreadable), and never keep one MemoCarry.affects reaches")
     func groupsAnswerAsAFreshCheck() {
-        var rng = RNG(state: 20261127)
+        var rng = CatalogEngineTests.Random(state: 20261127)
         var index = CatalogIndex()
         index.setCategories((1...4).map { CatalogIndex.Category(id: $0, slug: "c\($0)") })
         var books: [Int: CatalogBook] = [:]
@@ -117,3 +106,6 @@ struct CarryCheckTests {
                 "\(groups.count) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule; \(territorial) territorial, \(titleOrder) title-order carries")
     }
 }
+
+/// (SplitMix64 serves the standard library's random draws too.)
+extension CatalogEngineTests.Random: RandomNumberGenerator {}

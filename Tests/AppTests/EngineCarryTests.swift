@@ -90,6 +90,19 @@ struct EngineCarryTests {
         }
     }
 
+    /// The titles of the engine's page for `query` (the whole catalog), sorted.
+    static func titles(_ engine: CatalogEngine, _ query: String) -> [String] {
+        let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
+        let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
+        return (data ?? []).compactMap { $0["title"] as? String }.sorted()
+    }
+
+    /// Makes a change and catches the engine up to it (its carry queued behind a running one).
+    static func change(_ app: Application, _ sql: SQLQueryString) async throws {
+        try await app.sql.raw(sql).run()
+        try await app.appServices.catalogEngine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
+    }
+
     /// Asks `queries` (as the parent's catalog) during the engine's next carry: whether each was
     /// served kept (`answersKept` moved), in order, once the carry has run.
     static func askWhileCarrying(_ engine: CatalogEngine, _ queries: [String]) -> NIOLockedValueBox<[Bool]> {
@@ -179,11 +192,7 @@ struct EngineCarryTests {
         let moon = try await app.makeBook("Owl Moon"), bear = try await app.makeBook("Bear Snores")
         try await app.makeBook("Owl Babies")
         try await engine.build(on: app.db)
-        func titles(_ query: String) -> [String] {
-            let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
-            let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
-            return (data ?? []).compactMap { $0["title"] as? String }.sorted()
-        }
+        func titles(_ query: String) -> [String] { Self.titles(engine, query) }
         func kept() -> Set<String> { engine.memo.withLockedValue { Set($0.answers.keys).union($0.older.keys) } }
         for query in ["q=owl", "q=bear", "q=babies", "q=moon"] { _ = titles(query) }
         let before = kept()
@@ -193,10 +202,7 @@ struct EngineCarryTests {
         // The first carry is held at its start until both changes are applied.
         let gate = ConditionLock(value: 0)
         engine.whileCarrying.withLockedValue { $0 = { gate.lock(whenValue: 1); gate.unlock() } }
-        func change(_ sql: SQLQueryString) async throws {
-            try await app.sql.raw(sql).run()
-            try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
-        }
+        func change(_ sql: SQLQueryString) async throws { try await Self.change(app, sql) }
         try await change("UPDATE books SET title = 'Fox Moon' WHERE id = \(bind: moon)")
         try await change("UPDATE books SET title = 'Bear Naps' WHERE id = \(bind: bear)")
         #expect(engine.memo.withLockedValue { $0.chain.count } == 2 && engine.searchMemo.withLockedValue { $0.chain.count } == 2)
@@ -236,18 +242,11 @@ struct EngineCarryTests {
         let owlMoon = try await app.makeBook("Owl Moon"), babies = try await app.makeBook("Owl Babies"), moon = try await app.makeBook("Moon Bear")
         try await engine.build(on: app.db)
         let key = "w=3:owl\u{01}s=relevance\u{01}p=1\u{01}n=20"
-        func titles(_ query: String) -> [String] {
-            let (body, _) = engine.page(try! CatalogParameters(QueryParameters(query: query)), now: Date())
-            let data = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["data"] as? [[String: Any]]
-            return (data ?? []).compactMap { $0["title"] as? String }.sorted()
-        }
+        func titles(_ query: String) -> [String] { Self.titles(engine, query) }
         #expect(titles("q=owl") == ["Owl Babies", "Owl Moon"])
         let gate = ConditionLock(value: 0)
         engine.whileCarrying.withLockedValue { $0 = { gate.lock(whenValue: 1); gate.unlock() } }
-        func change(_ sql: SQLQueryString) async throws {
-            try await app.sql.raw(sql).run()
-            try await engine.catchUp(to: try await CatalogEngine.catalogVersion(on: app.db), on: app.db)
-        }
+        func change(_ sql: SQLQueryString) async throws { try await Self.change(app, sql) }
         func aside() -> (version: Int, kept: Bool) { engine.memo.withLockedValue { ($0.next.version, $0.next.answers[key] != nil) } }
         // The first carry held: "owl" asked at each version is computed (each change reaches it) and kept aside for it.
         try await change("UPDATE books SET title = 'Owl Moonlight' WHERE id = \(bind: moon)")
