@@ -7,9 +7,10 @@ import NIOConcurrencyHelpers
 /// sets kept per index state and adds the change to the memos' chain (`AnswerMemo.chain`): until
 /// they are carried through it, the memos stay as they were, and a request at the new version is
 /// served a kept entry no change of the chain reaches (vetted on the spot: `CarryCheck`), else
-/// computed and kept aside for that version (`AnswerMemo.next`). `finishCarry` then — after the lock, in a task of its own — removes
-/// the entries the chain's changes reach, moves the memos to its last version and takes in what
-/// was computed at it; changes that came meanwhile are carried next, together.
+/// computed and kept aside for that version (`AnswerMemo.next`). `finishCarry` then — after the
+/// lock, in a task of its own — removes the entries the chain's changes reach, moves the memos
+/// to its last version and takes in what was computed at it; changes that came meanwhile are
+/// carried next, together.
 ///
 /// Visiting every kept answer and search under the write lock held every request for ~7 ms per
 /// change, and before it, every request that read the new version waited for it: the p99 of
