@@ -12,7 +12,9 @@ import VaporTesting
 /// real changes (the kinds the console and the pipeline make), by a parent in a country some
 /// books are not licensed in and for their child with controls, answered by the engine — from
 /// what it kept through the change — exactly as the SQL path answers them.
-@Suite("Engine carry")
+/// One test at a time: two tests hold a carry at its start, each blocking a thread of the
+/// cooperative pool — together, on a two-core machine, every thread (the suite hung).
+@Suite("Engine carry", .serialized)
 struct EngineCarryTests {
     @Test("while a change's carry runs, a kept answer it does not reach is served, one it reaches is computed — and kept for the new version, served when asked again; then what it reached is replaced by what was computed and the rest kept", .app)
     func answeredWhileCarrying() async throws {
