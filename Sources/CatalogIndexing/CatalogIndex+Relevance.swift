@@ -94,9 +94,13 @@ extension CatalogIndex {
         if end <= Self.collectedPageLimit {
             // A near page: each run adds to each key's first `end` books, and stops looking at keys
             // once the better ones hold `end` books.
-            // The best key a book can have (title, every word literal, as many whole words as
-            // have a whole-word set): once it holds `end` books, no later book ranks above them.
-            let best = n - min(sets.wholeWords, n)
+            // The best key a book can have (title, the best level every word reaches, as many
+            // whole words as have a whole-word set): once it holds `end` books, no later book
+            // ranks above them. A word's level is at best its best lexeme's: a mistyped word
+            // reaches its books by typos alone (level 1), and its page is settled at the best
+            // key of level 1 rather than never (every block of a common word's matches built).
+            let reachable = sets.words.map { $0.lexemes.reduce(0) { max($0, $1.level) } }.min() ?? 3
+            let best = (3 - min(max(reachable, 0), 3)) * (n + 1) + n - min(sets.wholeWords, n)
             for (k, w) in blocks {
                 masks(k, w)
                 var grew = false

@@ -32,11 +32,11 @@ struct RelevanceRunsTests {
 
     /// Pages 1…12 × 20 and 100 per page (near pages run by run, deep ones over every block), with
     /// and without the word-set cache, against one brute-force ranking per query.
-    static func compare(_ books: [Int: CatalogBook], _ index: CatalogIndex, queries: Int, _ rng: inout Base.RNG, label: String) -> Int {
+    static func compare(_ books: [Int: CatalogBook], _ index: CatalogIndex, queries: Int, _ rng: inout Base.RNG, label: String, texts: [String] = []) -> Int {
         let cache = WordSetCache()
         var compared = 0
-        for _ in 0..<queries {
-            let text = query(&rng)
+        for q in 0..<queries {
+            let text = q < texts.count ? texts[q] : query(&rng)
             let all = Base.model(books, CatalogParameters(text: text, age: nil, publisher: nil, category: nil,
                                                           page: PageRequest(page: 1, perPage: 1_000_000), sort: .relevance))
             for perPage in [20, 100] {
@@ -86,5 +86,15 @@ struct RelevanceRunsTests {
         index.apply(upserts, removing: removals)
         #expect(index.count == books.count)
         #expect(Self.compare(books, index, queries: 30, &rng, label: "dense") == 30 * 24)
+    }
+
+    @Test("mistyped words, reaching their books by typos alone (the page settled at the best key of that level), alone and beside a word typed right: 8 queries × pages 1–12 × 20/100 equal the brute force")
+    func mistyped() {
+        var rng = Base.RNG(state: 503)
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...24_000 { books[id] = Self.book(id, late: Double(id) / 24_000, &rng) }
+        let index = Base.bulk(books)
+        let texts = ["dargon", "dreem", "gfit", "dargon gfit", "dargon moon", "moon dreem", "drgaon dreem owl", "gitf"]
+        #expect(Self.compare(books, index, queries: texts.count, &rng, label: "mistyped", texts: texts) == texts.count * 24)
     }
 }
