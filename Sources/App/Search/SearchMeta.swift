@@ -19,28 +19,24 @@ struct HighlightDTO: Content, Equatable {
         self.author = ranges(author, language)
     }
 
-    /// The bytes the app's encoder writes (sorted keys), for the engine's answers.
-    static func json(_ list: [HighlightDTO], into json: inout JSONWriter) {
-        func write(_ ranges: [Range]) {
+    /// One item's bytes as the app's encoder writes a `HighlightDTO` (sorted keys), straight
+    /// from the highlighter's ranges: the engine's pages make no `HighlightDTO`.
+    static func write(id: Int, title: [Highlight], author: [Highlight], into json: inout JSONWriter) {
+        func write(_ ranges: [Highlight]) {
             json.raw("[")
             for (i, range) in ranges.enumerated() {
                 if i > 0 { json.raw(",") }
                 json.raw("{\"length\":"); json.int(range.length)
-                json.raw(",\"match\":"); json.string(range.match)
+                json.raw(",\"match\":"); json.string(range.kind.rawValue)
                 json.raw(",\"start\":"); json.int(range.start)
                 json.raw("}")
             }
             json.raw("]")
         }
-        json.raw("[")
-        for (i, item) in list.enumerated() {
-            if i > 0 { json.raw(",") }
-            json.raw("{\"author\":"); write(item.author)
-            json.raw(",\"id\":"); json.int(item.id)
-            json.raw(",\"title\":"); write(item.title)
-            json.raw("}")
-        }
-        json.raw("]")
+        json.raw("{\"author\":"); write(author)
+        json.raw(",\"id\":"); json.int(id)
+        json.raw(",\"title\":"); write(title)
+        json.raw("}")
     }
 }
 

@@ -2,7 +2,9 @@
 /// alternative as bytes with its rank, the stem tokens apart (a word of a text is stemmed only
 /// when one of them could still improve its match).
 extension Highlighter {
-    public struct Query: Sendable {
+    /// A class: each text of a page is matched against one (a struct of five arrays was copied,
+    /// retained and released per text).
+    public final class Query: Sendable {
         struct Alternative: Sendable { let bytes: [UInt8]; let prefix: Bool; let rank: Int }
         /// A stem token `~language:stem`, split at its colon.
         struct Stem: Sendable { let bytes: [UInt8]; let language: ArraySlice<UInt8>; let stem: ArraySlice<UInt8>; let rank: Int }
@@ -13,12 +15,15 @@ extension Highlighter {
         let bestStemRank: Int
         /// The languages of the stem tokens (`~xx:…`: what stands between `~` and the colon).
         let stemLanguages: [[UInt8]]
+        /// The ASCII bytes a word the query matches can begin with (bit `b` of the 128): the first
+        /// byte of each query word, alternative and token's stem (`mayBegin`).
+        let firstBytes: (UInt64, UInt64)
 
         public init(_ expansions: [SearchExpansion]) {
             words = expansions.map { Array($0.word.utf8) }
             var alternatives: [Alternative] = [], stems: [Stem] = []
             for alternative in expansions.flatMap(\.alternatives) {
-                let rank = Highlighter.rank[alternative.kind]!
+                let rank = Highlighter.kinds.firstIndex(of: alternative.kind) ?? Highlighter.kinds.count
                 if alternative.isStem {
                     let bytes = Array(alternative.text.utf8), colon = bytes.firstIndex(of: 58) ?? bytes.endIndex
                     stems.append(Stem(bytes: bytes, language: bytes[1..<colon], stem: bytes[min(colon + 1, bytes.endIndex)...], rank: rank))
@@ -34,6 +39,26 @@ extension Highlighter {
                 languages.append(Array(stem.language))
             }
             stemLanguages = languages
+            firstBytes = Self.firstBytes(words + alternatives.map(\.bytes) + stems.map { Array($0.stem) })
+        }
+
+        /// The bits of `firstBytes` for words starting as `starts` do — every bit when one of them
+        /// is empty or does not start with an ASCII byte (a prefix "" begins any word).
+        static func firstBytes(_ starts: [[UInt8]]) -> (UInt64, UInt64) {
+            var low: UInt64 = 0, high: UInt64 = 0
+            for bytes in starts {
+                guard let first = bytes.first, first < 0x80 else { return (.max, .max) }
+                if first < 64 { low |= 1 << UInt64(first) } else { high |= 1 << UInt64(first - 64) }
+            }
+            return (low, high)
+        }
+
+        /// Whether a folded word beginning with `byte` can match at all (`best` non-nil): each of
+        /// its comparisons needs the word's first byte to be the first of a query word, an
+        /// alternative or a token's stem (a stem keeps a word's first ASCII letter: `mayStem`).
+        /// Most words of a title begin otherwise, and are then neither kept nor compared.
+        @inline(__always) func mayBegin(_ byte: UInt8) -> Bool {
+            byte >= 0x80 || (byte < 64 ? firstBytes.0 >> UInt64(byte) : firstBytes.1 >> UInt64(byte - 64)) & 1 != 0
         }
 
         public var isEmpty: Bool { words.isEmpty }

@@ -60,18 +60,42 @@ public enum Highlighter {
         return Array(folded.utf8).withUnsafeBufferPointer { query.best($0, folded: { folded }, language: language, stemmed: stemmed) }
     }
 
-    /// `ranges(in:…)` for an ASCII text, byte by byte (a UTF-16 offset is the byte's there): the
-    /// same words (runs of letters and digits), folded by lower-casing, without a string per word.
+    /// `ranges(in:…)` for an ASCII text, over its bytes (a UTF-16 offset is the byte's there): the
+    /// same words (runs of letters and digits), folded by lower-casing into one scratch buffer,
+    /// and a word no query word, alternative or stem could begin (`Query.mayBegin`) passed over.
     static func asciiRanges(in text: String, language: String, stemmed: Bool, query: Query) -> [Highlight] {
-        var words = FoldedWords(query: query, language: language, stemmed: stemmed)
-        var offset = 0
-        for byte in text.utf8 {
-            if !words.ascii(byte, at: offset) { words.end(at: offset) }
-            offset += 1
+        var text = text
+        return text.withUTF8 { bytes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes.count, 1)) { scratch in
+                var found: [Highlight] = []
+                var i = 0
+                let n = bytes.count
+                while i < n {
+                    while i < n && !isWordByte(bytes[i]) { i += 1 }
+                    guard i < n else { break }
+                    let start = i
+                    guard query.mayBegin(lowered(bytes[i])) else {
+                        while i < n && isWordByte(bytes[i]) { i += 1 }
+                        continue
+                    }
+                    var length = 0
+                    while i < n && isWordByte(bytes[i]) { scratch[length] = lowered(bytes[i]); length += 1; i += 1 }
+                    let word = UnsafeBufferPointer(rebasing: scratch[0..<length])
+                    if let kind = query.best(word, folded: { String(decoding: word, as: UTF8.self) }, language: language, stemmed: stemmed) {
+                        found.append(Highlight(start: start, length: i - start, kind: kind))
+                    }
+                }
+                return found
+            }
         }
-        words.end(at: offset)
-        return words.found
     }
+
+    /// An ASCII letter or digit: what a word of an ASCII text is made of.
+    @inline(__always) static func isWordByte(_ byte: UInt8) -> Bool {
+        (byte >= 48 && byte <= 57) || (byte | 0x20 >= 97 && byte | 0x20 <= 122)
+    }
+
+    @inline(__always) static func lowered(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
 
     /// `ranges(in:…)` for a text of ASCII and accented Latin letters (`SearchText.latin`: each
     /// one scalar, one UTF-16 unit and one character, a letter that folds to ASCII), scalar by
@@ -95,12 +119,15 @@ public enum Highlighter {
     }
 
     /// The byte-wise paths' words: the folded bytes of the word being read, where it started, and
-    /// the ranges of the words the query matches.
+    /// the ranges of the words the query matches. A word whose first byte begins nothing the
+    /// query could match (`Query.mayBegin`) is only passed over: no byte kept, nothing compared.
     struct FoldedWords {
         let query: Query, language: String, stemmed: Bool
         private(set) var found: [Highlight] = []
         private var word: [UInt8] = []
         private var start = 0
+        /// A word is being read, and whether it is passed over.
+        private var reading = false, passing = false
 
         init(query: Query, language: String, stemmed: Bool) {
             self.query = query; self.language = language; self.stemmed = stemmed
@@ -109,21 +136,30 @@ public enum Highlighter {
 
         /// Adds an ASCII letter or digit (lower-cased) at `offset`; false for any other byte.
         mutating func ascii(_ byte: UInt8, at offset: Int) -> Bool {
-            guard (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) else { return false }
-            if word.isEmpty { start = offset }
-            word.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+            guard isWordByte(byte) else { return false }
+            let folded = lowered(byte)
+            if !reading { begin(folded, at: offset) }
+            if !passing { word.append(folded) }
             return true
         }
 
-        /// Adds a letter folded to `bytes` at `offset`.
+        /// Adds a letter folded to `bytes` at `offset` (a letter folded to nothing is not there).
         mutating func append(_ bytes: [UInt8], at offset: Int) {
-            if word.isEmpty { start = offset }
-            word.append(contentsOf: bytes)
+            guard let first = bytes.first else { return }
+            if !reading { begin(first, at: offset) }
+            if !passing { word.append(contentsOf: bytes) }
+        }
+
+        private mutating func begin(_ first: UInt8, at offset: Int) {
+            reading = true; start = offset
+            passing = !query.mayBegin(first)
         }
 
         /// Ends the word being read (if any) at `offset`, keeping its range when the query matches it.
         mutating func end(at offset: Int) {
-            guard !word.isEmpty else { return }
+            guard reading else { return }
+            reading = false
+            guard !passing else { return }
             let kind = word.withUnsafeBufferPointer { [query, language, stemmed] bytes in
                 query.best(bytes, folded: { String(decoding: bytes, as: UTF8.self) }, language: language, stemmed: stemmed)
             }

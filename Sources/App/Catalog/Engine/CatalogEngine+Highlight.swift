@@ -59,9 +59,13 @@ extension CatalogEngine {
         meta.raw(",\"highlights\":")
         let query = Highlighter.Query(expansions)
         index.warmDisplayFields(ids)
-        HighlightDTO.json(ids.map { id in
+        meta.raw("[")
+        for (i, id) in ids.enumerated() {
+            if i > 0 { meta.raw(",") }
             let fields = index.displayFields(id, locales: locales)
-            return HighlightDTO(id: id, title: fields.title, author: fields.author, language: fields.language, titleLanguage: fields.titleLanguage, query: query)
-        }, into: &meta)
+            HighlightDTO.write(id: id, title: Highlighter.ranges(in: fields.title, language: fields.titleLanguage ?? fields.language, query: query),
+                               author: Highlighter.ranges(in: fields.author, language: fields.language, query: query), into: &meta)
+        }
+        meta.raw("]")
     }
 }
