@@ -97,4 +97,28 @@ struct RelevanceRunsTests {
         let texts = ["dargon", "dreem", "gfit", "dargon gfit", "dargon moon", "moon dreem", "drgaon dreem owl", "gitf"]
         #expect(Self.compare(books, index, queries: texts.count, &rng, label: "mistyped", texts: texts) == texts.count * 24)
     }
+
+    @Test("a rare word beside common ones (a handful of far apart blocks left after the rarest word; common words' sets dense, rare ones lists): 8 queries × pages 1–12 × 20/100 equal the brute force, built in bulk and after a batch of changes")
+    func rareBesideCommon() {
+        var rng = Base.RNG(state: 504)
+        var books: [Int: CatalogBook] = [:]
+        func book(_ id: Int) -> CatalogBook {
+            var book = Self.book(id, late: Double.random(in: 0..<1, using: &rng), &rng)
+            // "zebra" in one book of 1,500, "okapi" in one of 3,000.
+            if Int.random(in: 0..<1_500, using: &rng) == 0 { book.lexemes.append(("zebra", UInt8.random(in: 1...7, using: &rng))) }
+            if Int.random(in: 0..<3_000, using: &rng) == 0 { book.lexemes.append(("okapi", UInt8.random(in: 1...7, using: &rng))) }
+            return book
+        }
+        for id in 1...30_000 { books[id] = book(id) }
+        var index = Base.bulk(books)
+        let texts = ["zebra dragon", "okapi dream owl", "zebra drawing", "dragon moon zebra", "okapi zebra", "zebra gift ocean", "okapi dra", "zebr dream"]
+        #expect(Self.compare(books, index, queries: texts.count, &rng, label: "rare, built", texts: texts) == texts.count * 24)
+        // A batch of 2,000 books added, changed and removed: lists filtered and merged.
+        var upserts: [CatalogBook] = [], removals: [Int] = []
+        for id in Set((0..<2_000).map { _ in Int.random(in: 1...30_500, using: &rng) }) {
+            if Bool.random(using: &rng), books[id] != nil { removals.append(id); books[id] = nil } else { books[id] = book(id); upserts.append(books[id]!) }
+        }
+        index.apply(upserts, removing: removals)
+        #expect(Self.compare(books, index, queries: texts.count, &rng, label: "rare, changed", texts: texts) == texts.count * 24)
+    }
 }

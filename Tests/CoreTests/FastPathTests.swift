@@ -27,9 +27,9 @@ struct FastPathTests {
                                          "cheval", "chevaux", "ete", "nino", "ninos", "garcon", "oiseau"])
         let pieces = ["Dragon", "dragons", "GOODNIGHT", "moon", "Owl", "owls'", "bear", "Bears!", "sleepy", "running", "runs", "42", "x1", "tigers",
                       "Chevaux", "cheval", "Été", "été", "NIÑO", "niños", "Garçon", "oiseaux", "Æsop", "straße", "e\u{301}te", "🐉", "İstanbul",
-                      "the", "a", "of", "-", ", ", ". ", "  ", "'", "(", ")", "\t", "\r\n", "_", "&"]
+                      "the", "a", "of", "-", ", ", ". ", "  ", "'", "(", ")", "\t", "\r\n", "_", "&", "Кот", "котик"]
         let queries = ["drgon", "dragon", "good", "moon", "owl", "bears", "sleep", "run", "42", "tig", "ber", "goodnigth", "x",
-                       "cheval", "chevaux", "ete", "nino", "garcon", "oiseau", "aesop", "strasse"]
+                       "cheval", "chevaux", "ete", "nino", "garcon", "oiseau", "aesop", "strasse", "кот"]
         var compared = 0, highlighted = 0, accented = 0, latinTexts = 0
         for _ in 0..<3_000 {
             var text = ""
