@@ -30,12 +30,18 @@ public struct CatalogParameters: Sendable, Equatable {
     /// One key per distinct result: equal for requests that must get the same page.
     public var cacheKey: String {
         // The free-text parts carry their length, so no input can spell another request's key.
+        // (One string appended to: a page reads its key twice, for its answer and its meta.)
         let joined = words.joined(separator: " ")
-        var parts = ["w=\(joined.utf8.count):" + joined, "s=" + sort.rawValue, "p=\(page.page)", "n=\(page.perPage)"]
-        if let age { parts.append("a=\(age)") }
-        if let publisher { parts.append("u=\(publisher)") }
-        if let category { parts.append("c=\(category.utf8.count):" + category) }
-        return parts.joined(separator: "\u{1}")
+        var key = "w="
+        key.reserveCapacity(joined.utf8.count + 40 + (category?.utf8.count ?? 0))
+        key += String(joined.utf8.count); key += ":"; key += joined
+        key += "\u{1}s="; key += sort.rawValue
+        key += "\u{1}p="; key += String(page.page)
+        key += "\u{1}n="; key += String(page.perPage)
+        if let age { key += "\u{1}a="; key += String(age) }
+        if let publisher { key += "\u{1}u="; key += String(publisher) }
+        if let category { key += "\u{1}c="; key += String(category.utf8.count); key += ":"; key += category }
+        return key
     }
 
     public init(_ query: QueryParameters) throws(ParameterError) {

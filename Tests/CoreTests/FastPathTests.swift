@@ -95,6 +95,25 @@ struct FastPathTests {
         #expect(SearchText.words("Élan VITAL, élan") == ["elan", "vital"])   // not ASCII: Foundation's path
     }
 
+    @Test("kept keys: a request's key, written into one string, is the key its parts joined give (3,000 random requests: words, sorts, pages, ages, publishers, categories with separators in them)")
+    func cacheKeys() {
+        var rng = SplitMix(seed: 61)
+        let words = ["owl", "Dragon", "été", "a b", "\u{1}", "x:3", "", "42"]
+        for _ in 0..<3_000 {
+            let text = rng.next(4) == 0 ? nil : (0..<rng.next(3) + 1).map { _ in words[rng.next(words.count)] }.joined(separator: " ")
+            let category = rng.next(3) == 0 ? nil : ["bedtime", "c=1", "a\u{1}b", ""][rng.next(4)]
+            let parameters = CatalogParameters(text: text, age: rng.next(3) == 0 ? rng.next(19) : nil, publisher: rng.next(4) == 0 ? rng.next(1_000_000) + 1 : nil,
+                                               category: category, page: PageRequest(page: rng.next(50) + 1, perPage: rng.next(100) + 1),
+                                               sort: rng.next(3) == 0 ? nil : CatalogParameters.Sort.allCases[rng.next(CatalogParameters.Sort.allCases.count)])
+            let joined = parameters.words.joined(separator: " ")
+            var parts = ["w=\(joined.utf8.count):" + joined, "s=" + parameters.sort.rawValue, "p=\(parameters.page.page)", "n=\(parameters.page.perPage)"]
+            if let age = parameters.age { parts.append("a=\(age)") }
+            if let publisher = parameters.publisher { parts.append("u=\(publisher)") }
+            if let category = parameters.category { parts.append("c=\(category.utf8.count):" + category) }
+            #expect(parameters.cacheKey == parts.joined(separator: "\u{1}"))
+        }
+    }
+
     @Test("word forms: an expansion's forms (worked out with its stems) are the unfiltered `forms(of:)` a change is checked against (3,000 random words, with synonyms and irregular plurals)")
     func expansionFormsAgree() {
         var rng = SplitMix(seed: 53)

@@ -57,6 +57,7 @@ extension CatalogEngine {
     /// its title and author match the search's `expansions` (`HighlightDTO`).
     static func highlight(_ ids: [Int], _ expansions: [SearchExpansion], in index: CatalogIndex, locales: [String] = [], into meta: inout JSONWriter) {
         meta.raw(",\"highlights\":")
+        guard !ids.isEmpty else { return meta.raw("[]") }   // (a search that found nothing: no query to prepare)
         let query = Highlighter.Query(expansions)
         index.warmDisplayFields(ids)
         meta.raw("[")
