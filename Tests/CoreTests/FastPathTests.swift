@@ -61,6 +61,8 @@ struct FastPathTests {
         }
         #expect(compared == 9_000)
         #expect(highlighted > 1_500 && accented > 2_000 && latinTexts > 1_000, "\(highlighted) highlighted, \(accented) accented, \(latinTexts) Latin")   // the cases exercise matches and accented text, not only misses
+        // The prepared query ranks kinds as the reference does.
+        #expect(Highlighter.kinds.indices.allSatisfy { Highlighter.rank(of: Highlighter.kinds[$0]) == $0 && Highlighter.rank[Highlighter.kinds[$0]] == $0 })
     }
 
     @Test("folding: accented Latin letters folded one by one give what Foundation's folding of the whole word gives (5,000 random words)")

@@ -23,7 +23,7 @@ extension Highlighter {
             words = expansions.map { Array($0.word.utf8) }
             var alternatives: [Alternative] = [], stems: [Stem] = []
             for alternative in expansions.flatMap(\.alternatives) {
-                let rank = Highlighter.kinds.firstIndex(of: alternative.kind) ?? Highlighter.kinds.count
+                let rank = Highlighter.rank(of: alternative.kind)
                 if alternative.isStem {
                     let bytes = Array(alternative.text.utf8), colon = bytes.firstIndex(of: 58) ?? bytes.endIndex
                     stems.append(Stem(bytes: bytes, language: bytes[1..<colon], stem: bytes[min(colon + 1, bytes.endIndex)...], rank: rank))

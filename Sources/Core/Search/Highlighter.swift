@@ -12,6 +12,18 @@ public enum Highlighter {
     static let rank: [SearchExpansion.Kind: Int] = [.exact: 0, .prefix: 1, .stem: 2, .synonym: 3, .typo: 4, .phonetic: 5]
     static let kinds: [SearchExpansion.Kind] = [.exact, .prefix, .stem, .synonym, .typo, .phonetic]
 
+    /// A kind's index in `kinds` — by an exhaustive switch, so a new kind cannot be left out.
+    static func rank(of kind: SearchExpansion.Kind) -> Int {
+        switch kind {
+        case .exact: 0
+        case .prefix: 1
+        case .stem: 2
+        case .synonym: 3
+        case .typo: 4
+        case .phonetic: 5
+        }
+    }
+
     /// The words of `text` (runs of letters and digits, as the query splits them) that one of
     /// the expansions matches; stem tokens are compared in the book's `language`.
     public static func ranges(in text: String, language: String, expansions: [SearchExpansion]) -> [Highlight] {
@@ -118,7 +130,7 @@ public enum Highlighter {
         return words.found
     }
 
-    /// The byte-wise paths' words: the folded bytes of the word being read, where it started, and
+    /// The Latin path's words: the folded bytes of the word being read, where it started, and
     /// the ranges of the words the query matches. A word whose first byte begins nothing the
     /// query could match (`Query.mayBegin`) is only passed over: no byte kept, nothing compared.
     struct FoldedWords {
