@@ -51,6 +51,20 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
+    /// self ∩ `other` as a new set, in one pass (`formIntersection` on a shared set copies it first).
+    public func intersection(_ other: UnsafeBufferPointer<UInt64>) -> Bitset {
+        words.withUnsafeBufferPointer { a in
+            Bitset(words: [UInt64](unsafeUninitializedCapacity: a.count) { out, count in
+                let n = Swift.min(a.count, other.count)
+                for i in 0..<n { out[i] = a[i] & other[i] }
+                for i in n..<a.count { out[i] = 0 }
+                count = a.count
+            })
+        }
+    }
+
+    public func intersection(_ other: Bitset) -> Bitset { other.words.withUnsafeBufferPointer { intersection($0) } }
+
     public mutating func formUnion(_ other: Bitset) {
         reserve(other.capacity)
         other.words.withUnsafeBufferPointer { b in
@@ -86,17 +100,23 @@ public struct Bitset: Sendable, Equatable {
     /// sparse set, whose counts need only those words); nil past it.
     public func occupiedWords(atMost limit: Int) -> [Int]? {
         words.withUnsafeBufferPointer { buffer -> [Int]? in
-            // Counted first (a branch-free pass), then written into a list of exactly that size.
+            // Counted first, then written into a list of that size (and one slot more: each index
+            // is written and kept when its word is not empty — no branch to mispredict, which a
+            // catalog's scattered matches did at every other word).
             var occupied = 0
-            for word in buffer { occupied &+= word != 0 ? 1 : 0 }
+            for word in buffer { occupied &+= Self.isOccupied(word) }
             guard occupied <= limit else { return nil }
-            return [Int](unsafeUninitializedCapacity: occupied) { out, count in
+            return [Int](unsafeUninitializedCapacity: occupied + 1) { out, count in
                 var k = 0
-                for i in 0..<buffer.count where buffer[i] != 0 { out[k] = i; k += 1 }
+                for i in 0..<buffer.count { out[k] = i; k &+= Self.isOccupied(buffer[i]) }
                 count = k
             }
         }
     }
+
+    /// 1 when `word` holds a member, else 0, computed without a branch (x | -x has its top bit
+    /// set for any x but 0).
+    @inline(__always) static func isOccupied(_ word: UInt64) -> Int { Int(truncatingIfNeeded: (word | (0 &- word)) >> 63) }
 
     /// |self ∩ other| counted over the words `at` only (self is empty elsewhere: `occupiedWords`).
     public func intersectionCount(_ other: Bitset, at indices: [Int]) -> Int {

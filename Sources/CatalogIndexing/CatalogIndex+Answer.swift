@@ -47,14 +47,13 @@ extension CatalogIndex {
             if category.unicodeScalars.contains("\u{0}") { categorySet = Bitset() }
             else { categorySet = categoryID(for: category).flatMap { byCategory[$0] } ?? Bitset() }
         }
+        // (Each made anew in one pass: ANDed in place, a set shared with `base` was copied first.)
         if let publisher = parameters.publisher {
-            let set = byPublisher[publisher] ?? Bitset()
-            noCategory.formIntersection(set); noAge.formIntersection(set)
+            noCategory = base.intersection(byPublisher[publisher] ?? Bitset()); noAge = noCategory
         }
-        if let age = parameters.age { noCategory.formIntersection(byAge[age]) }
-        if let categorySet { noAge.formIntersection(categorySet) }
-        var matches = noAge
-        if let age = parameters.age { matches.formIntersection(byAge[age]) }
+        if let age = parameters.age { noCategory = noCategory.intersection(byAge[age]) }
+        if let categorySet { noAge = noAge.intersection(categorySet) }
+        let matches = parameters.age.map { noAge.intersection(byAge[$0]) } ?? noAge
 
         // A search's matches are usually few: its counts read only the words holding them.
         let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 8 ? sets.blocks : nil

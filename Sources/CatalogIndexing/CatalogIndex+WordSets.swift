@@ -74,15 +74,16 @@ extension CatalogIndex {
         for i in words.indices { sizes[i] = books(words[i]) }
         let order = words.indices.sorted { sizes[$0] < sizes[$1] }
         for (step, i) in order.enumerated() {
+            // The first step makes the set anew (`base` is shared: ANDed in place, it was copied first).
             if let cache, let entry = keptSets(words[i], cache) {
-                matched.formIntersection(entry.any)
+                if step == 0 { matched = base.intersection(entry.any) } else { matched.formIntersection(entry.any) }
             } else {
                 if any.isEmpty { any = [UInt64](repeating: 0, count: active.words.count) }
+                else { any.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
                 any.withUnsafeMutableBufferPointer { buffer in
-                    buffer.update(repeating: 0)
                     for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
                 }
-                any.withUnsafeBufferPointer { matched.formIntersection($0) }
+                any.withUnsafeBufferPointer { if step == 0 { matched = base.intersection($0) } else { matched.formIntersection($0) } }
             }
             if step + 1 < order.count && matched.isEmpty { break }
         }

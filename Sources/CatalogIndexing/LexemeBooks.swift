@@ -105,16 +105,36 @@ struct LexemeBooks: Sendable {
         }
     }
 
-    /// The list's entries over `blocks`' id span (all of them while the list is unsorted).
-    private func entries(over blocks: Blocks, _ body: (UnsafeBufferPointer<UInt32>) -> Void) {
-        list.withUnsafeBufferPointer { entries in
-            guard !unsorted else { return body(entries) }
+    /// Calls `body` with each list entry in `blocks` and its block's compact position. A list
+    /// much longer than the blocks (a word's matches are a few blocks scattered over the whole id
+    /// range) is sought block by block (`seek`); a shorter one is read through over the blocks'
+    /// id span, each entry's block looked up. An unsorted list is read through.
+    @inline(__always) private func forEachEntry(in blocks: Blocks, _ body: (Int, UInt32) -> Void) {
+        list.withUnsafeBufferPointer { all in
             // Entries are `id << 3 | weights`: ids below 2^29.
-            func bound(_ id: Int) -> Int { id >= 1 << 29 ? entries.count : Self.lowerBound(entries, UInt32(id) << 3) }
-            let from = bound(blocks.first << 6), to = bound((blocks.first + blocks.slots.count) << 6)
-            body(UnsafeBufferPointer(rebasing: entries[from..<max(from, to)]))
+            func bound(_ id: Int) -> Int { id >= 1 << 29 ? all.count : Self.lowerBound(all, UInt32(id) << 3) }
+            let from = unsorted ? 0 : bound(blocks.first << 6), to = unsorted ? all.count : bound((blocks.first + blocks.slots.count) << 6)
+            let entries = UnsafeBufferPointer(rebasing: all[from..<max(from, to)])
+            if unsorted || entries.count <= blocks.indices.count * Self.seekRatio {
+                for entry in entries {
+                    let k = blocks.slot(Int(entry >> 9))
+                    if k >= 0 { body(k, entry) }
+                }
+                return
+            }
+            var at = 0
+            for (k, w) in blocks.indices.enumerated() {
+                at = Self.seek(entries, from: at, atLeast: w << 9)
+                while at < entries.count && Int(entries[at]) < (w + 1) << 9 { body(k, entries[at]); at += 1 }
+                if at == entries.count { break }
+            }
         }
     }
+
+    /// Past how many entries per block a list is sought block by block (`forEachEntry`): a
+    /// seek costs a few comparisons per halving, reading through one step per entry.
+    static let seekRatio = 12
+
 
     /// ORs the books into five compact sets over `blocks` (`blocks.indices.count` 64-bit words
     /// each): title, title or author, then the level sets. `levels`: how many of the level sets
@@ -140,16 +160,11 @@ struct LexemeBooks: Sendable {
             }
             return
         }
-        entries(over: blocks) { entries in
-            for entry in entries {
-                let id = Int(entry >> 3)
-                let k = blocks.slot(id >> 6)
-                guard k >= 0 else { continue }
-                let bit = UInt64(1) << UInt64(id & 63)
-                if entry & 1 != 0 { sets[k] |= bit }
-                if entry & 3 != 0 { sets[width + k] |= bit }
-                for l in 0..<levels { sets[(2 + l) * width + k] |= bit }
-            }
+        forEachEntry(in: blocks) { k, entry in
+            let bit = UInt64(1) << UInt64((entry >> 3) & 63)
+            if entry & 1 != 0 { sets[k] |= bit }
+            if entry & 3 != 0 { sets[width + k] |= bit }
+            for l in 0..<levels { sets[(2 + l) * width + k] |= bit }
         }
     }
 
@@ -168,13 +183,7 @@ struct LexemeBooks: Sendable {
             }
             return
         }
-        entries(over: blocks) { entries in
-            for entry in entries {
-                let id = Int(entry >> 3)
-                let k = blocks.slot(id >> 6)
-                if k >= 0 { set[k] |= UInt64(1) << UInt64(id & 63) }
-            }
-        }
+        forEachEntry(in: blocks) { k, entry in set[k] |= UInt64(1) << UInt64((entry >> 3) & 63) }
     }
 
     /// ORs every book of the lexeme, whatever the field, into `set`.
@@ -199,24 +208,6 @@ struct LexemeBooks: Sendable {
                 set[id >> 6] |= UInt64(1) << UInt64(id & 63)
             }
         }
-    }
-
-    private static func lowerBound(_ list: UnsafeBufferPointer<UInt32>, _ value: UInt32) -> Int {
-        var a = 0, b = list.count
-        while a < b {
-            let m = (a + b) / 2
-            if list[m] < value { a = m + 1 } else { b = m }
-        }
-        return a
-    }
-
-    private static func lowerBound(_ list: [UInt32], _ value: UInt32) -> Int {
-        var a = 0, b = list.count
-        while a < b {
-            let m = (a + b) / 2
-            if list[m] < value { a = m + 1 } else { b = m }
-        }
-        return a
     }
 }
 
