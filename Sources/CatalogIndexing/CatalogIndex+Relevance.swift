@@ -25,8 +25,8 @@ extension CatalogIndex {
         init(keys: Int) { collected = [[Int]](repeating: [], count: keys); cutoff = keys }
     }
 
-    func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest) -> [Int] {
-        matches.words.withUnsafeBufferPointer { matchWords in
+    func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest, narrowing: Bool = true) -> [Int] {
+        let found = matches.words.withUnsafeBufferPointer { matchWords -> [Int]? in
             var near = NearPage(keys: 12 * (sets.count + 1))
             guard page.offset + page.perPage <= Self.collectedPageLimit else {
                 let range = 0..<sets.blocks.count
@@ -42,10 +42,19 @@ extension CatalogIndex {
                 _ = fineSets(sets, range).withUnsafeBufferPointer { relevancePage(matchWords, sets: sets, range: range, buffer: $0, page: page, near: &near) }
                 start = range.upperBound
                 size *= 4
+                // Not settled in the first blocks, many left: made from the words' catalog-wide
+                // sets (`narrowedPage`).
+                if narrowing && !near.settled && sets.blocks.count - start > Self.narrowedPast { return nil }
             }
             return Array(near.collected.prefix(near.cutoff).joined().dropFirst(page.offset).prefix(page.perPage))
         }
+        if let found { return found }
+        return narrowedPage(matches, sets, page: page) ?? relevancePage(matches, sets: sets, page: page, narrowing: false)
     }
+
+    /// How many blocks must be left after a near page's first run for it to be made from the
+    /// words' catalog-wide sets (`narrowedPage`: a few passes over the whole id range).
+    static let narrowedPast = 256
 
     /// Over `sets.blocks[range]` (`buffer`: their `fineSets`): a near page's books collected into
     /// `near` (the page itself is then made by the caller), or a deeper page, over every block.

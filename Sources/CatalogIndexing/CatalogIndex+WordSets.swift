@@ -19,6 +19,8 @@ extension CatalogIndex {
         let blocks: [Int]
         /// Each word's lexemes.
         var words: [WordLexemes] = []
+        /// Where common words' catalog-wide sets are kept (`narrowed`).
+        var cache: WordSetCache.Reader?
         /// How many words have a whole-word set (the word itself is a lexeme): no book is found
         /// as a whole word by more of them.
         var wholeWords: Int { words.count(where: { $0.whole != nil }) }
@@ -91,7 +93,7 @@ extension CatalogIndex {
     }
 
     /// An upper bound of the books holding `word`: its lexemes' counts added up.
-    private func books(_ word: WordLexemes) -> Int { word.lexemes.reduce(0) { $0 + lexemes[$1.id].count } }
+    func books(_ word: WordLexemes) -> Int { word.lexemes.reduce(0) { $0 + lexemes[$1.id].count } }
 
     /// The words' sets (`WordSets`) for `expansions` within `base`: each word's alternatives ORed
     /// from the lexemes' book lists (a prefix from every lexeme it starts) into one catalog-wide
@@ -101,7 +103,7 @@ extension CatalogIndex {
         let words = wordLexemes(expansions)
         let matched = matching(words, cache: cache, within: base)
         let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
-        return WordSets(count: words.count, matched: matched, blocks: blocks, words: words)
+        return WordSets(count: words.count, matched: matched, blocks: blocks, words: words, cache: cache)
     }
 
     /// The six sets of every word over `sets.blocks[range]` (`WordSets.offset` with
@@ -140,14 +142,15 @@ extension CatalogIndex {
         }
     }
 
-    /// A common word's catalog-wide set from `cache`, made and kept there when absent; nil for a rare word.
-    private func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader) -> WordSetCache.Entry? {
+    /// A common word's catalog-wide set (where it is in any field, or in `fields`) from `cache`,
+    /// made and kept there when absent; nil for a rare word.
+    func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader, fields: UInt8 = 7) -> WordSetCache.Entry? {
         guard books(word) >= WordSetCache.threshold(capacity: active.capacity) else { return nil }
-        let key = WordSetCache.Key(lexemes: word.lexemes.map(\.id))
+        let key = WordSetCache.Key(lexemes: word.lexemes.map(\.id), fields: fields)
         if let entry = cache.cache.entry(key, version: cache.version) { return entry }
         var any = [UInt64](repeating: 0, count: active.words.count)
         any.withUnsafeMutableBufferPointer { buffer in
-            for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+            for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer, fields: fields) }
         }
         let entry = WordSetCache.Entry(any: Bitset(words: any))
         cache.cache.keep(entry, key, version: cache.version)

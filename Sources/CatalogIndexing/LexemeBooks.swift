@@ -186,14 +186,15 @@ struct LexemeBooks: Sendable {
         forEachEntry(in: blocks) { k, entry in set[k] |= UInt64(1) << UInt64((entry >> 3) & 63) }
     }
 
-    /// ORs every book of the lexeme, whatever the field, into `set`.
-    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>) {
+    /// ORs every book of the lexeme holding it in one of `fields` (`CatalogBook.title` …; all
+    /// three: whatever the field) into `set`.
+    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>, fields: UInt8 = 7) {
         if let dense {
             dense.title.words.withUnsafeBufferPointer { t in
                 dense.author.words.withUnsafeBufferPointer { a in
                     dense.description.words.withUnsafeBufferPointer { d in
-                        // Three straight passes (no per-word bounds test: they vectorize).
-                        for source in [t, a, d] {
+                        // Straight passes (no per-word bounds test: they vectorize).
+                        for (field, source) in [(CatalogBook.title, t), (CatalogBook.author, a), (CatalogBook.description, d)] where fields & field != 0 {
                             for w in 0..<min(set.count, source.count) { set[w] |= source[w] }
                         }
                     }
@@ -201,8 +202,9 @@ struct LexemeBooks: Sendable {
             }
             return
         }
+        let fields = UInt32(fields & 7)
         list.withUnsafeBufferPointer { entries in
-            for entry in entries {
+            for entry in entries where entry & fields != 0 {
                 let id = Int(entry >> 3)
                 guard id >> 6 < set.count else { continue }
                 set[id >> 6] |= UInt64(1) << UInt64(id & 63)

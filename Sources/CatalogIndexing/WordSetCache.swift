@@ -12,7 +12,7 @@ import Synchronization
 /// Kept per index `version` (a change keeps the sets whose lexemes it did not touch, `carry`) within `budget` bytes, in two generations like
 /// the engine's other memos: past half the budget the current generation becomes the previous one.
 public final class WordSetCache: Sendable {
-    /// One word's set over the whole catalog: where it matches, in any field.
+    /// One word's set over the whole catalog: where it matches, in any field (or in the key's fields).
     final class Entry: Sendable {
         let any: Bitset
         var bytes: Int { any.words.count * 8 }
@@ -20,9 +20,12 @@ public final class WordSetCache: Sendable {
     }
 
     /// A word as its lexemes (ids, ascending): all its kept set depends on — two words reaching
-    /// the same lexemes at other levels share it.
+    /// the same lexemes at other levels share it — and the fields the set counts (all three for
+    /// `CatalogIndex.matching`; the title, or the title and author, for a relevance page's best
+    /// fields, `CatalogIndex.narrowed`).
     struct Key: Hashable {
         let lexemes: [Int]
+        var fields: UInt8 = 7
     }
 
     /// The cache at the index state being read (under the engine's read lock).

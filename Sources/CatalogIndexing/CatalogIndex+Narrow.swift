@@ -1,0 +1,90 @@
+import Core
+
+/// A near relevance page whose best keys are sparse — a common word seldom found as typed in a
+/// title ("bears": 42,000 books at a million, most titles holding "bear") — did not settle in its
+/// first blocks and built the finer sets of every block of its matches. Relevance keys run
+/// field first, then level, then whole words, then id (`relevancePage`), and every first run of
+/// keys is a set made from the words' catalog-wide sets: every word in the title (T), in the
+/// title or author (TA), at level k or better in any field (Lₖ), as a whole word (W). The first
+/// run holding the page's end books ends in one key; the books before it are fewer than the page
+/// and ranked as before, and that key's books follow in id order — no other block is read.
+extension CatalogIndex {
+    /// The page of `matches` so made; nil when only all the matches fill it.
+    func narrowedPage(_ matches: Bitset, _ sets: WordSets, page: PageRequest) -> [Int]? {
+        let end = page.offset + page.perPage
+        func fills(_ set: Bitset) -> Bool { set.intersectionCount(set, at: sets.blocks) >= end }   // (within the matches' blocks)
+        var levels: [Int: Bitset] = [:], title: Bitset?, titleOrAuthor: Bitset?
+        func level(_ k: Int) -> Bitset {
+            if let set = levels[k] { return set }
+            let set = across(matches, sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, fields: 7, cache: sets.cache)
+            levels[k] = set
+            return set
+        }
+        func inTitle() -> Bitset { title ?? { title = across(matches, sets.words, fields: CatalogBook.title, cache: sets.cache); return title! }() }
+        func inTitleOrAuthor() -> Bitset {
+            titleOrAuthor ?? { titleOrAuthor = across(matches, sets.words, fields: CatalogBook.title | CatalogBook.author, cache: sets.cache); return titleOrAuthor! }()
+        }
+        func union(_ a: Bitset, _ b: Bitset) -> Bitset { var set = a; set.formUnion(b); return set }
+        /// The books of tiers 0…t: T ∩ L₃, L₂, L₁, T; T ∪ (TA ∩ L₃, L₂, L₁), TA; TA ∪ L₃, L₂, L₁; all.
+        func tiers(through t: Int) -> Bitset {
+            switch t {
+            case 0...2: inTitle().intersection(level(3 - t))
+            case 3: inTitle()
+            case 4...6: union(inTitle(), inTitleOrAuthor().intersection(level(7 - t)))
+            case 7: inTitleOrAuthor()
+            case 8...10: union(inTitleOrAuthor(), level(11 - t))
+            default: matches
+            }
+        }
+        var before = Bitset(capacity: matches.capacity), tier = matches
+        for t in 0..<12 {
+            let through = tiers(through: t)
+            if fills(through) { tier = through; tier.subtract(before); break }
+            guard t < 11 else { return nil }
+            before = through
+        }
+        // Within the tier, by whole words: the books with at least s of them (`atLeast[s]`),
+        // counted word by word.
+        let wholes = sets.words.compactMap(\.whole)
+        var atLeast = [tier] + [Bitset](repeating: Bitset(capacity: matches.capacity), count: wholes.count)
+        for (j, whole) in wholes.enumerated() {
+            let found = across(tier, [WordLexemes(lexemes: [(id: whole, level: 3)])], fields: 7, cache: sets.cache)
+            for s in stride(from: j + 1, through: 1, by: -1) { atLeast[s].formUnion(atLeast[s - 1].intersection(found)) }
+        }
+        for s in stride(from: wholes.count, through: 0, by: -1) {
+            let through = union(before, atLeast[s])
+            guard fills(through) else { before = through; continue }
+            // `before` is fewer than the page: ranked as any page; then the key's books by id.
+            let held = before.intersectionCount(before, at: sets.blocks)
+            var ids = held == 0 ? [] : relevancePage(before, sets: WordSets(count: sets.count, matched: before, blocks: before.occupiedWords(atMost: .max) ?? [],
+                                                                         words: sets.words, cache: sets.cache),
+                                                     page: PageRequest(page: 1, perPage: held), narrowing: false)
+            var key = atLeast[s]
+            key.subtract(before)
+            key.forEach { id in ids.append(id); return ids.count < end }
+            return Array(ids.dropFirst(page.offset).prefix(page.perPage))
+        }
+        return nil
+    }
+
+    /// The books of `base` with every one of `words` in `fields` (`CatalogBook.title` …): a
+    /// common word's set kept in `cache` (`WordSetCache`, keyed by its lexemes and the fields),
+    /// a rare one's made.
+    private func across(_ base: Bitset, _ words: [WordLexemes], fields: UInt8, cache: WordSetCache.Reader?) -> Bitset {
+        var result = base
+        var scratch: [UInt64] = []
+        for (i, word) in words.enumerated() {
+            if let cache, let entry = keptSets(word, cache, fields: fields) {
+                if i == 0 { result = base.intersection(entry.any) } else { result.formIntersection(entry.any) }
+                continue
+            }
+            if scratch.isEmpty { scratch = [UInt64](repeating: 0, count: active.words.count) }
+            else { scratch.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            scratch.withUnsafeMutableBufferPointer { buffer in
+                for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer, fields: fields) }
+            }
+            scratch.withUnsafeBufferPointer { if i == 0 { result = base.intersection($0) } else { result.formIntersection($0) } }
+        }
+        return result
+    }
+}
