@@ -13,6 +13,8 @@ extension CatalogIndex {
     func narrowedPage(_ matches: Bitset, _ sets: WordSets, page: PageRequest) -> [Int]? {
         let end = page.offset + page.perPage
         func fills(_ set: Bitset) -> Bool { set.intersectionCount(set, at: sets.blocks) >= end }   // (within the matches' blocks)
+        // Fewer matches than the page's end (a filter left few in many blocks): nothing to narrow.
+        guard fills(matches) else { return nil }
         var levels: [Int: Bitset] = [:], title: Bitset?, titleOrAuthor: Bitset?
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
@@ -68,13 +70,13 @@ extension CatalogIndex {
     }
 
     /// The books of `base` with every one of `words` in `fields` (`CatalogBook.title` …): a
-    /// common word's set kept in `cache` (`WordSetCache`, keyed by its lexemes and the fields),
-    /// a rare one's made.
+    /// common word's set kept in `cache`'s tiers (`WordSetCache`, keyed by its lexemes and the
+    /// fields), a rare one's made.
     private func across(_ base: Bitset, _ words: [WordLexemes], fields: UInt8, cache: WordSetCache.Reader?) -> Bitset {
         var result = base
         var scratch: [UInt64] = []
         for (i, word) in words.enumerated() {
-            if let cache, let entry = keptSets(word, cache, fields: fields) {
+            if let cache, let entry = keptSets(word, cache, fields: fields, tier: true) {
                 if i == 0 { result = base.intersection(entry.any) } else { result.formIntersection(entry.any) }
                 continue
             }

@@ -142,18 +142,19 @@ extension CatalogIndex {
         }
     }
 
-    /// A common word's catalog-wide set (where it is in any field, or in `fields`) from `cache`,
-    /// made and kept there when absent; nil for a rare word.
-    func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader, fields: UInt8 = 7) -> WordSetCache.Entry? {
+    /// A common word's catalog-wide set (where it is in any field, or in `fields`) from `cache`
+    /// (a relevance tier's: from its `tiers`), made and kept there when absent; nil for a rare word.
+    func keptSets(_ word: WordLexemes, _ cache: WordSetCache.Reader, fields: UInt8 = 7, tier: Bool = false) -> WordSetCache.Entry? {
         guard books(word) >= WordSetCache.threshold(capacity: active.capacity) else { return nil }
         let key = WordSetCache.Key(lexemes: word.lexemes.map(\.id), fields: fields)
-        if let entry = cache.cache.entry(key, version: cache.version) { return entry }
+        let store = tier ? cache.cache.tiers ?? cache.cache : cache.cache   // (a relevance tier's sets kept apart)
+        if let entry = store.entry(key, version: cache.version) { return entry }
         var any = [UInt64](repeating: 0, count: active.words.count)
         any.withUnsafeMutableBufferPointer { buffer in
             for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer, fields: fields) }
         }
         let entry = WordSetCache.Entry(any: Bitset(words: any))
-        cache.cache.keep(entry, key, version: cache.version)
+        store.keep(entry, key, version: cache.version)
         return entry
     }
 

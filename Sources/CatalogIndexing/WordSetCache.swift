@@ -45,7 +45,17 @@ public final class WordSetCache: Sendable {
     /// At most this many bytes are kept (both generations together).
     public let budget: Int
 
-    public init(budget: Int = 64 << 20) { self.budget = budget }
+    /// The sets a relevance page's tiers are made from (`CatalogIndex.narrowedPage`: a word's
+    /// title, title-or-author, level and whole-word sets), kept apart within a budget of their
+    /// own: up to six per word, they would push out the sets every search of that word reads.
+    public let tiers: WordSetCache?
+
+    public convenience init(budget: Int = 64 << 20) { self.init(budget: budget, tiers: true) }
+
+    private init(budget: Int, tiers: Bool) {
+        self.budget = budget
+        self.tiers = tiers ? WordSetCache(budget: budget, tiers: false) : nil
+    }
 
     /// The fewest book-list entries a word must have to be kept: past it, ORing the lists costs
     /// more than ANDing the kept set.
@@ -69,6 +79,7 @@ public final class WordSetCache: Sendable {
     /// lists alone. Called under the index's write lock; a change that touched no lexeme moves
     /// them all at no cost.
     public func carry(from: Int, to: Int, touched lexemes: some Sequence<String>, in index: CatalogIndex) {
+        tiers?.carry(from: from, to: to, touched: lexemes, in: index)
         let touched = lexemes.compactMap { index.lexemeID($0).map(Int.init) }.sorted()
         state.withLock { state in
             guard state.version == from, to >= from else { return }

@@ -5,7 +5,7 @@ import Testing
 /// A lexeme's books ORed into a relevance page's compact sets (`LexemeBooks.accumulate`,
 /// `accumulateAll(into:blocks:)`) equal the sets made book by book — whether the list is read
 /// through, sought block by block (a list much longer than the blocks) or unsorted, and for a
-/// list turned dense.
+/// list turned dense; and its books in some fields over the whole id range.
 @Suite("Lexeme books")
 struct LexemeBooksTests {
     typealias RNG = CatalogIndexTests.RNG
@@ -53,6 +53,12 @@ struct LexemeBooksTests {
                 if weights & (CatalogBook.title | CatalogBook.author) != 0 { expectedFive[width + k] |= bit }
                 for l in 0..<levels { expectedFive[(2 + l) * width + k] |= bit }
             }
+            // And over the whole id range, in some fields only (a relevance page's best fields).
+            let fields = [CatalogBook.title, CatalogBook.title | CatalogBook.author, 7][round % 3]
+            var whole = [UInt64](repeating: 0, count: words), expectedWhole = whole
+            whole.withUnsafeMutableBufferPointer { lexeme.accumulateAll(into: $0, fields: fields) }
+            for (id, weights) in books where weights & fields != 0 { expectedWhole[id >> 6] |= UInt64(1) << UInt64(id & 63) }
+            #expect(whole == expectedWhole, "round \(round): fields \(fields), dense \(lexeme.dense != nil)")
             #expect(five == expectedFive, "round \(round): \(books.count) books, \(width) blocks, levels \(levels)")
             #expect(all == expectedAll, "round \(round): \(books.count) books, \(width) blocks")
         }

@@ -1,0 +1,64 @@
+@testable import CatalogIndexing
+import Core
+import Testing
+
+/// A near relevance page made from the words' catalog-wide sets (`CatalogIndex.narrowedPage`)
+/// equals the page made over every block, and the brute force through `answer` with filters —
+/// with words whose levels cover only part of their matches ("beard" beside "bears": the literal
+/// sets hold one, the typo set both) and whole words held by only some of a word's books ("bear"
+/// in half of the "bears" books).
+@Suite("Narrowed relevance pages")
+struct NarrowedPageTests {
+    typealias Base = CatalogIndexTests
+
+    static func catalog(_ rng: inout Base.RNG) -> [Int: CatalogBook] {
+        var books: [Int: CatalogBook] = [:]
+        for id in 1...30_000 {
+            var book = RelevanceRunsTests.book(id, late: Double.random(in: 0..<1, using: &rng), &rng)
+            // "bears" in one book of 15 — titled one time in 40, by its author one in 20, else in
+            // the description — "bear" beside it in half of those, "beard" in one book of 40.
+            if Int.random(in: 0..<15, using: &rng) == 0 {
+                let field = Int.random(in: 0..<40, using: &rng)
+                book.lexemes.append(("bears", field == 0 ? 1 : field < 3 ? 2 : 4))
+                if Bool.random(using: &rng) { book.lexemes.append(("bear", UInt8.random(in: 1...7, using: &rng))) }
+            }
+            if Int.random(in: 0..<40, using: &rng) == 0 { book.lexemes.append(("beard", [1, 2, 4, 4, 4].randomElement(using: &rng)!)) }
+            books[id] = book
+        }
+        return books
+    }
+
+    @Test("narrowed pages equal the page over every block (pages 1–12 × 20, 6 searches) and, through the answer with an age or a category filter, the brute force")
+    func narrowedAgrees() {
+        var rng = Base.RNG(state: 3_301)
+        let books = Self.catalog(&rng)
+        let index = Base.bulk(books)
+        let cache = WordSetCache()
+        var narrowed = 0, compared = 0
+        for text in ["bears", "beard", "beard dragon", "bear", "bear dragon", "bears owl"] {
+            let words = CatalogParameters(text: text).words
+            let expansions = index.expansions(words, synonyms: Synonyms())
+            let sets = index.wordSets(expansions, within: index.books(in: nil, offline: nil), cache: WordSetCache.Reader(cache, version: 1))
+            for page in 1...12 {
+                let request = PageRequest(page: page, perPage: 20)
+                if let made = index.narrowedPage(sets.matched, sets, page: request) {
+                    narrowed += 1
+                    #expect(made == index.relevancePage(sets.matched, sets: sets, page: request, narrowing: false), "\"\(text)\" page \(page)")
+                }
+            }
+            for (age, category) in [(nil, nil), (5, nil), (nil, "c2"), (9, "c1")] as [(Int?, String?)] {
+                let all = Base.model(books, CatalogParameters(text: text, age: age, category: category, page: PageRequest(page: 1, perPage: 1_000_000), sort: .relevance))
+                for page in 1...12 {
+                    let p = CatalogParameters(text: text, age: age, category: category, page: PageRequest(page: page, perPage: 20), sort: .relevance)
+                    let answer = index.answer(p, expansions: expansions, cache: WordSetCache.Reader(cache, version: 1))
+                    #expect(answer.total == all.total && answer.ids == Array(all.ids.dropFirst(p.page.offset).prefix(20)),
+                            "\"\(text)\" age \(age ?? -1) category \(category ?? "-") page \(page)")
+                    compared += 1
+                }
+            }
+        }
+        // Most of those pages were made narrowed (the rest: only all the matches fill them).
+        #expect(narrowed >= 40, "\(narrowed) of 72 pages narrowed")
+        #expect(compared == 6 * 4 * 12)
+    }
+}
