@@ -78,3 +78,33 @@ struct LexemeBooksTests {
         }
     }
 }
+
+extension LexemeBooksTests {
+    @Test("sets' edges: an intersection with a shorter or longer set, occupied blocks with empty words after the last, bit 63 alone, and the limit; lists at the top of the id range (ids near 2^29) read through and sought")
+    func edges() {
+        let long = Bitset(words: [1, 0, 1 << 63, 5]), short = Bitset(words: [3, 7])
+        #expect(long.intersection(short).words == [1, 0, 0, 0])
+        #expect(short.intersection(long).words == [1, 0])
+        #expect(Bitset(words: [0, 1 << 63, 0, 9, 0, 0]).occupiedWords(atMost: 2) == [1, 3])
+        #expect(Bitset(words: [0, 1 << 63, 0, 9, 0, 0]).occupiedWords(atMost: 1) == nil)
+        #expect(Bitset(words: [0, 0]).occupiedWords(atMost: 0) == [])
+        #expect(Bitset(words: []).occupiedWords(atMost: 5) == [])
+        let top = 1 << 29
+        for ids in [[top - 1, top - 64, top - 65], (0..<100).map { top - 1 - $0 } + (0..<50).map { top - 300 - $0 }] {   // read through; sought (100 entries in 2 blocks)
+            var lexeme = LexemeBooks()
+            for id in ids.sorted() { lexeme.add(id, weights: 1, append: true) }
+            lexeme.finish(capacity: top)
+            let indices = [(top >> 6) - 2, (top >> 6) - 1]
+            var slots: [Int32] = [0, 1], set = [UInt64](repeating: 0, count: 2)
+            indices.withUnsafeBufferPointer { indexBuffer in
+                slots.withUnsafeMutableBufferPointer { slotBuffer in
+                    let blocks = LexemeBooks.Blocks(indices: indexBuffer, slots: UnsafeBufferPointer(slotBuffer), first: indices[0])
+                    set.withUnsafeMutableBufferPointer { lexeme.accumulateAll(into: $0, blocks: blocks) }
+                }
+            }
+            var expected = [UInt64](repeating: 0, count: 2)
+            for id in ids where id >> 6 >= indices[0] { expected[id >> 6 - indices[0]] |= UInt64(1) << UInt64(id & 63) }
+            #expect(set == expected, "\(ids.count) ids near 2^29")
+        }
+    }
+}

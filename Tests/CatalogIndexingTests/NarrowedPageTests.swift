@@ -62,3 +62,32 @@ struct NarrowedPageTests {
         #expect(compared == 6 * 4 * 12)
     }
 }
+
+extension NarrowedPageTests {
+    @Test("the tiers' kept sets follow a change like the words' sets: a book's \"bears\" moved from its description to its title drops them, and the narrowed pages at the next version equal a fresh index's")
+    func tierSetsCarried() {
+        var rng = Base.RNG(state: 3_302)
+        var books = Self.catalog(&rng)
+        var index = Base.bulk(books)
+        let cache = WordSetCache()
+        let query = { (page: Int) in CatalogParameters(text: "bears", page: PageRequest(page: page, perPage: 20), sort: .relevance) }
+        let expansions = index.expansions(query(1).words, synonyms: Synonyms())
+        for page in 1...12 { _ = index.answer(query(page), expansions: expansions, cache: WordSetCache.Reader(cache, version: 1)) }
+        let kept = cache.tiers?.count ?? 0
+        #expect(kept > 0, "the narrowed pages kept their tier sets")
+        // The first "bears" book found in its description alone now has the word in its title.
+        let id = books.keys.sorted().first { books[$0]!.lexemes.contains { $0.0 == "bears" && $0.1 == CatalogBook.description } }!
+        var book = books[id]!
+        book.lexemes = book.lexemes.map { $0.0 == "bears" ? ($0.0, CatalogBook.title) : $0 }
+        books[id] = book
+        let carry = index.carry(changing: [book], removing: [])
+        index.apply([book], removing: [])
+        cache.carry(from: 1, to: 2, touched: carry.lexemes, in: index)
+        #expect((cache.tiers?.count ?? 0) < kept, "the sets built from \"bears\" were dropped")
+        let fresh = Base.bulk(books)
+        for page in 1...12 {
+            #expect(index.answer(query(page), expansions: expansions, cache: WordSetCache.Reader(cache, version: 2)) == fresh.answer(query(page), expansions: expansions),
+                    "page \(page) after the change")
+        }
+    }
+}
