@@ -18,13 +18,13 @@ extension CatalogIndex {
         var levels: [Int: Bitset] = [:], title: Bitset?, titleOrAuthor: Bitset?
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
-            let set = across(matches, sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, fields: 7, cache: sets.cache)
+            let set = matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches, tier: true)
             levels[k] = set
             return set
         }
-        func inTitle() -> Bitset { title ?? { title = across(matches, sets.words, fields: CatalogBook.title, cache: sets.cache); return title! }() }
+        func inTitle() -> Bitset { title ?? { title = matching(sets.words, cache: sets.cache, within: matches, fields: CatalogBook.title, tier: true); return title! }() }
         func inTitleOrAuthor() -> Bitset {
-            titleOrAuthor ?? { titleOrAuthor = across(matches, sets.words, fields: CatalogBook.title | CatalogBook.author, cache: sets.cache); return titleOrAuthor! }()
+            titleOrAuthor ?? { titleOrAuthor = matching(sets.words, cache: sets.cache, within: matches, fields: CatalogBook.title | CatalogBook.author, tier: true); return titleOrAuthor! }()
         }
         func union(_ a: Bitset, _ b: Bitset) -> Bitset { var set = a; set.formUnion(b); return set }
         /// The books of tiers 0…t: T ∩ L₃, L₂, L₁, T; T ∪ (TA ∩ L₃, L₂, L₁), TA; TA ∪ L₃, L₂, L₁; all.
@@ -50,7 +50,7 @@ extension CatalogIndex {
         let wholes = sets.words.compactMap(\.whole)
         var atLeast = [tier] + [Bitset](repeating: Bitset(capacity: matches.capacity), count: wholes.count)
         for (j, whole) in wholes.enumerated() {
-            let found = across(tier, [WordLexemes(lexemes: [(id: whole, level: 3)])], fields: 7, cache: sets.cache)
+            let found = matching([WordLexemes(lexemes: [(id: whole, level: 3)])], cache: sets.cache, within: tier, tier: true)
             for s in stride(from: j + 1, through: 1, by: -1) { atLeast[s].formUnion(atLeast[s - 1].intersection(found)) }
         }
         for s in stride(from: wholes.count, through: 0, by: -1) {
@@ -67,26 +67,5 @@ extension CatalogIndex {
             return Array(ids.dropFirst(page.offset).prefix(page.perPage))
         }
         return nil
-    }
-
-    /// The books of `base` with every one of `words` in `fields` (`CatalogBook.title` …): a
-    /// common word's set kept in `cache`'s tiers (`WordSetCache`, keyed by its lexemes and the
-    /// fields), a rare one's made.
-    private func across(_ base: Bitset, _ words: [WordLexemes], fields: UInt8, cache: WordSetCache.Reader?) -> Bitset {
-        var result = base
-        var scratch: [UInt64] = []
-        for (i, word) in words.enumerated() {
-            if let cache, let entry = keptSets(word, cache, fields: fields, tier: true) {
-                if i == 0 { result = base.intersection(entry.any) } else { result.formIntersection(entry.any) }
-                continue
-            }
-            if scratch.isEmpty { scratch = [UInt64](repeating: 0, count: active.words.count) }
-            else { scratch.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-            scratch.withUnsafeMutableBufferPointer { buffer in
-                for lexeme in word.lexemes { lexemes[lexeme.id].accumulateAll(into: buffer, fields: fields) }
-            }
-            scratch.withUnsafeBufferPointer { if i == 0 { result = base.intersection($0) } else { result.formIntersection($0) } }
-        }
-        return result
     }
 }

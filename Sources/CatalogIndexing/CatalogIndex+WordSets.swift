@@ -64,8 +64,10 @@ extension CatalogIndex {
     }
 
     /// A common word's set comes from `cache` (made there the first time) only when it is
-    /// reached: a word after the rarest ones left no book is neither read nor kept.
-    func matching(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset) -> Bitset {
+    /// reached: a word after the rarest ones left no book is neither read nor kept. `fields`:
+    /// where a word counts (`CatalogBook.title` …; all three: anywhere); `tier`: its kept sets
+    /// are a relevance tier's (`narrowedPage`), kept in the cache's `tiers`.
+    func matching(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, fields: UInt8 = 7, tier: Bool = false) -> Bitset {
         var matched = base
         guard !words.isEmpty else { return matched }
         var any: [UInt64] = []
@@ -77,13 +79,13 @@ extension CatalogIndex {
         let order = words.indices.sorted { sizes[$0] < sizes[$1] }
         for (step, i) in order.enumerated() {
             // The first step makes the set anew (`base` is shared: ANDed in place, it was copied first).
-            if let cache, let entry = keptSets(words[i], cache) {
+            if let cache, let entry = keptSets(words[i], cache, fields: fields, tier: tier) {
                 if step == 0 { matched = base.intersection(entry.any) } else { matched.formIntersection(entry.any) }
             } else {
                 if any.isEmpty { any = [UInt64](repeating: 0, count: active.words.count) }
                 else { any.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
                 any.withUnsafeMutableBufferPointer { buffer in
-                    for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer) }
+                    for lexeme in words[i].lexemes { lexemes[lexeme.id].accumulateAll(into: buffer, fields: fields) }
                 }
                 any.withUnsafeBufferPointer { if step == 0 { matched = base.intersection($0) } else { matched.formIntersection($0) } }
             }

@@ -30,6 +30,16 @@ struct RelevanceRunsTests {
         }.joined(separator: " ")
     }
 
+    /// A batch of ~2,000 books added, changed (`book` made anew) and removed at once: lists
+    /// filtered and merged.
+    static func changeBatch(_ books: inout [Int: CatalogBook], _ index: inout CatalogIndex, _ rng: inout Base.RNG, _ book: (Int, inout Base.RNG) -> CatalogBook) {
+        var upserts: [CatalogBook] = [], removals: [Int] = []
+        for id in Set((0..<2_000).map { _ in Int.random(in: 1...30_500, using: &rng) }) {
+            if Bool.random(using: &rng), books[id] != nil { removals.append(id); books[id] = nil } else { books[id] = book(id, &rng); upserts.append(books[id]!) }
+        }
+        index.apply(upserts, removing: removals)
+    }
+
     /// Pages 1…12 × 20 and 100 per page (near pages run by run, deep ones over every block), with
     /// and without the word-set cache, against one brute-force ranking per query.
     static func compare(_ books: [Int: CatalogBook], _ index: CatalogIndex, queries: Int, _ rng: inout Base.RNG, label: String, texts: [String] = []) -> Int {
@@ -102,23 +112,19 @@ struct RelevanceRunsTests {
     func rareBesideCommon() {
         var rng = Base.RNG(state: 504)
         var books: [Int: CatalogBook] = [:]
-        func book(_ id: Int) -> CatalogBook {
+        func book(_ id: Int, _ rng: inout Base.RNG) -> CatalogBook {
             var book = Self.book(id, late: Double.random(in: 0..<1, using: &rng), &rng)
             // "zebra" in one book of 1,500, "okapi" in one of 3,000.
             if Int.random(in: 0..<1_500, using: &rng) == 0 { book.lexemes.append(("zebra", UInt8.random(in: 1...7, using: &rng))) }
             if Int.random(in: 0..<3_000, using: &rng) == 0 { book.lexemes.append(("okapi", UInt8.random(in: 1...7, using: &rng))) }
             return book
         }
-        for id in 1...30_000 { books[id] = book(id) }
+        for id in 1...30_000 { books[id] = book(id, &rng) }
         var index = Base.bulk(books)
         let texts = ["zebra dragon", "okapi dream owl", "zebra drawing", "dragon moon zebra", "okapi zebra", "zebra gift ocean", "okapi dra", "zebr dream"]
         #expect(Self.compare(books, index, queries: texts.count, &rng, label: "rare, built", texts: texts) == texts.count * 24)
         // A batch of 2,000 books added, changed and removed: lists filtered and merged.
-        var upserts: [CatalogBook] = [], removals: [Int] = []
-        for id in Set((0..<2_000).map { _ in Int.random(in: 1...30_500, using: &rng) }) {
-            if Bool.random(using: &rng), books[id] != nil { removals.append(id); books[id] = nil } else { books[id] = book(id); upserts.append(books[id]!) }
-        }
-        index.apply(upserts, removing: removals)
+        Self.changeBatch(&books, &index, &rng, book)
         #expect(Self.compare(books, index, queries: texts.count, &rng, label: "rare, changed", texts: texts) == texts.count * 24)
     }
 
@@ -126,7 +132,7 @@ struct RelevanceRunsTests {
     func sparseTitles() {
         var rng = Base.RNG(state: 1_207)
         var books: [Int: CatalogBook] = [:]
-        func book(_ id: Int) -> CatalogBook {
+        func book(_ id: Int, _ rng: inout Base.RNG) -> CatalogBook {
             var book = Self.book(id, late: Double.random(in: 0..<1, using: &rng), &rng)
             // "bears" in one book of 15: in its title one time in 40 (~50 titles in 30,000 books:
             // pages 1–2 of 20 narrowed to the titles), by its author one in 20 (~100 more: to page
@@ -137,15 +143,11 @@ struct RelevanceRunsTests {
             }
             return book
         }
-        for id in 1...30_000 { books[id] = book(id) }
+        for id in 1...30_000 { books[id] = book(id, &rng) }
         var index = Base.bulk(books)
         let texts = ["bears", "bear", "bears dragon", "dragon bears", "bears owl moon", "beers", "bears dra", "bears zzz"]
         #expect(Self.compare(books, index, queries: texts.count, &rng, label: "sparse titles, built", texts: texts) == texts.count * 24)
-        var upserts: [CatalogBook] = [], removals: [Int] = []
-        for id in Set((0..<2_000).map { _ in Int.random(in: 1...30_500, using: &rng) }) {
-            if Bool.random(using: &rng), books[id] != nil { removals.append(id); books[id] = nil } else { books[id] = book(id); upserts.append(books[id]!) }
-        }
-        index.apply(upserts, removing: removals)
+        Self.changeBatch(&books, &index, &rng, book)
         #expect(Self.compare(books, index, queries: texts.count, &rng, label: "sparse titles, changed", texts: texts) == texts.count * 24)
     }
 }
