@@ -64,6 +64,31 @@ struct NarrowedPageTests {
 }
 
 extension NarrowedPageTests {
+    @Test("under a child's scope (max age 6, one blocked category) narrowed pages equal the same search over a catalog of only the books the scope leaves (pages 1–12 × 20, 4 searches)")
+    func narrowedUnderScope() {
+        var rng = Base.RNG(state: 3_303)
+        let books = Self.catalog(&rng)
+        let index = Base.bulk(books)
+        let scope = CatalogScope(maxAge: 6, blockedCategories: [index.categories.first!.id])
+        let visible = index.books(in: scope, offline: nil)
+        let left = Base.bulk(books.filter { visible.contains($0.key) })
+        #expect(left.count < index.count * 3 / 4 && left.count > index.count / 4, "the scope leaves part of the catalog")
+        let cache = WordSetCache()
+        var narrowed = 0
+        for text in ["bears", "beard", "bear", "bears owl"] {
+            // The same expansions for both (a typo found only in a book the scope hides is still an alternative).
+            let expansions = index.expansions(CatalogParameters(text: text).words, synonyms: Synonyms())
+            let sets = index.wordSets(expansions, within: visible, cache: WordSetCache.Reader(cache, version: 1))
+            for page in 1...12 {
+                let p = CatalogParameters(text: text, page: PageRequest(page: page, perPage: 20), sort: .relevance)
+                if index.narrowedPage(sets.matched, sets, page: p.page) != nil { narrowed += 1 }
+                #expect(index.answer(p, expansions: expansions, scope: scope, cache: WordSetCache.Reader(cache, version: 1)) == left.answer(p, expansions: expansions),
+                        "\"\(text)\" page \(page)")
+            }
+        }
+        #expect(narrowed >= 20, "\(narrowed) of 48 pages narrowed")
+    }
+
     @Test("the tiers' kept sets follow a change like the words' sets: a book's \"bears\" moved from its description to its title drops them, and the narrowed pages at the next version equal a fresh index's")
     func tierSetsCarried() {
         var rng = Base.RNG(state: 3_302)

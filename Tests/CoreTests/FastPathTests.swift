@@ -132,6 +132,21 @@ struct FastPathTests {
         #expect(withForms > 100, "\(withForms) words had irregular forms or synonyms")
     }
 
+    @Test("a word's stem tokens from the one memo equal its token in each language, asked first and again (5,000 random words, some past the memo's word length)")
+    func tokensFromTheMemo() {
+        var rng = SplitMix(seed: 57)
+        let pieces = ["pupp", "ies", "chev", "aux", "mouse", "mice", "ing", "é", "ß", "lijk", "ungen", "x"]
+        var long = 0
+        for _ in 0..<5_000 {
+            let word = (0..<rng.next(rng.next(10) == 0 ? 20 : 4) + 1).map { _ in pieces[rng.next(pieces.count)] }.joined()
+            let each = WordForms.languages.compactMap { WordForms.token(word, language: $0.code) }
+            #expect(each.count == WordForms.languages.count)
+            #expect(WordForms.tokens(word) == each && WordForms.tokens(word) == each, "\(word)")
+            if word.utf8.count > 40 { long += 1 }
+        }
+        #expect(long > 50, "\(long) words past the memo's length")
+    }
+
     @Test("stems: every Snowball stemmer keeps the first letter of a word that begins with an ASCII one (20,000 random words × 7 languages) — the highlights stem only words that could match")
     func stemsKeepTheFirstLetter() {
         var rng = SplitMix(seed: 49)

@@ -59,6 +59,36 @@ struct TypoVocabularyTests {
         #expect(nonEmpty > 300)
     }
 
+    @Test("a vocabulary changed word by word walks as one built at once (5,000 random inserts and removes, non-ASCII letters too)")
+    func changesAgreeWithBuilt() {
+        var rng = SplitMix(seed: 53)
+        let letters = Array("abcdé").map { UInt32($0.unicodeScalars.first!.value) }
+        func word() -> [UInt32] { (0..<rng.next(5) + 4).map { _ in letters[rng.next(letters.count)] } }
+        func text(_ scalars: [UInt32]) -> String { String(String.UnicodeScalarView(scalars.compactMap(Unicode.Scalar.init))) }
+        var vocabulary = TypoVocabulary(), uses: [[UInt32]: Int] = [:]
+        var removed = 0, compared = 0
+        for step in 0..<5_000 {
+            let known = Array(uses.keys)
+            if rng.next(3) == 0 && !known.isEmpty {
+                let term = known[rng.next(known.count)]
+                vocabulary.remove(text(term)); uses[term] = uses[term]! > 1 ? uses[term]! - 1 : nil
+                removed += 1
+            } else {
+                let term = word()
+                vocabulary.insert(text(term)); uses[term, default: 0] += 1
+            }
+            guard step % 500 == 0 || step == 4_999 else { continue }
+            let once = TypoVocabulary(uses.flatMap { term, n in Array(repeating: text(term), count: n) })
+            #expect(vocabulary.count == once.count && vocabulary.count == uses.count)
+            for _ in 0..<20 {
+                let q = text(word())
+                #expect(vocabulary.alternatives(for: q) == once.alternatives(for: q), "\(q)")
+                compared += 1
+            }
+        }
+        #expect(removed > 1_000 && compared == 220)
+    }
+
     /// Whether `b` is one insertion, deletion, substitution or swap of neighbours from `a`.
     static func oneEdit(_ a: [UInt32], _ b: [UInt32]) -> Bool {
         if a.count == b.count {

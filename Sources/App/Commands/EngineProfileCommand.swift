@@ -44,7 +44,9 @@ struct EngineProfileCommand: StorytimeCommand {
             if answer.total == 0 { empty += 1 }
             // Common words' sets kept between answers (`WordSetCache`), as the engine's pages keep them.
             _ = steps.time("answer, common words' sets kept") { index.answer(parameters, expansions: expansions, cache: WordSetCache.Reader(wordSets, version: 0)) }
-            _ = steps.time("answer, child's scope") { index.answer(parameters, expansions: expansions, scope: child) }
+            _ = steps.time("answer, child's scope (sets kept)") {
+                index.answer(parameters, expansions: expansions, scope: child, cache: WordSetCache.Reader(wordSets, version: 0))
+            }
             _ = steps.time("  correction: the corrected words") {
                 SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos)
             }

@@ -46,8 +46,7 @@ public struct SearchExpansion: Sendable, Equatable {
         for form in related { add(form, level: 2, kind: .synonym) }
         var forms = irregular + related
         for (form, kind) in [(word, Kind.stem)] + irregular.map({ ($0, Kind.stem) }) + related.map({ ($0, Kind.synonym) }) {
-            for language in WordForms.languages {
-                guard let token = WordForms.token(form, language: language.code) else { continue }
+            for token in WordForms.tokens(form) {
                 forms.append(token)
                 if vocabulary.hasStemToken(token) { add(token, level: 2, kind: kind) }
             }
@@ -93,6 +92,6 @@ public struct SearchExpansion: Sendable, Equatable {
     /// (`SearchExpansion.forms` holds the same for an expanded word.)
     public static func forms(of word: String, synonyms: Synonyms) -> [String] {
         let others = WordForms.irregular(word) + synonyms.of(word)
-        return others + ([word] + others).flatMap { form in WordForms.languages.compactMap { WordForms.token(form, language: $0.code) } }
+        return others + ([word] + others).flatMap(WordForms.tokens)
     }
 }

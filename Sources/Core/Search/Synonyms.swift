@@ -26,20 +26,16 @@ public struct Synonyms: Sendable, Equatable {
         targets = map.mapValues { $0.sorted() }
         var stems: [String: Set<String>] = [:]
         for (source, words) in map {
-            for token in Self.tokens(source) { stems[token, default: []].formUnion(words) }
+            for token in WordForms.tokens(source) { stems[token, default: []].formUnion(words) }
         }
         byStem = stems.mapValues { $0.sorted() }
-    }
-
-    private static func tokens(_ word: String) -> [String] {
-        WordForms.languages.compactMap { WordForms.token(word, language: $0.code) }
     }
 
     /// The words `word` also finds: its own rules', and those of words with its stem.
     public func of(_ word: String) -> [String] {
         if targets.isEmpty { return [] }
         var found = Set(targets[word] ?? [])
-        for token in Self.tokens(word) { found.formUnion(byStem[token] ?? []) }
+        for token in WordForms.tokens(word) { found.formUnion(byStem[token] ?? []) }
         found.remove(word)
         return found.sorted()
     }

@@ -125,27 +125,29 @@ public struct TypoVocabulary: Sendable {
     }
 
     /// Depth-first over the terms in `lo..<hi`, which all start with `prefix`; `i` letters of
-    /// `q` are consumed. A range narrows by one letter at a time (the letter at `prefix.count`),
-    /// so no search compares whole prefixes.
+    /// `q` are consumed. Until the edit is spent a range narrows by one letter at a time (the
+    /// letter at `prefix.count`), so no search compares whole prefixes; after it, one search
+    /// looks for the rest of `q` (`continues`).
     private func walk(_ terms: UnsafeBufferPointer<[UInt32]>, _ q: [UInt32], _ i: Int, edited: Bool, _ prefix: inout [UInt32], _ lo: Int, _ hi: Int,
                       _ found: inout Set<[UInt32]>) {
         guard lo < hi else { return }
-        if i == q.count {
-            if edited { found.insert(prefix) }
+        let depth = prefix.count
+        // The edit is spent: the rest of q must follow as it is — one search for the whole rest,
+        // not a range per letter (each of which listed every letter that follows there).
+        if edited {
+            if Self.continues(terms, depth: depth, with: q[i...], lo, hi) { found.insert(prefix + q[i...]) }
             return
         }
-        let depth = prefix.count
-        if !edited {
-            // Deletion: q has a letter the term does not.
-            if i + 1 == q.count { found.insert(prefix) } else { walk(terms, q, i + 1, edited: true, &prefix, lo, hi, &found) }
-            // Transposition of q[i] and q[i+1].
-            if i + 1 < q.count && q[i] != q[i + 1] {
-                let (a, b) = Self.letterRange(terms, depth: depth, letter: q[i + 1], lo, hi)
-                let (c, d) = Self.letterRange(terms, depth: depth + 1, letter: q[i], a, b)
-                prefix.append(q[i + 1]); prefix.append(q[i])
-                walk(terms, q, i + 2, edited: true, &prefix, c, d, &found)
-                prefix.removeLast(2)
-            }
+        guard i < q.count else { return }
+        // Deletion: q has a letter the term does not.
+        walk(terms, q, i + 1, edited: true, &prefix, lo, hi, &found)
+        // Transposition of q[i] and q[i+1].
+        if i + 1 < q.count && q[i] != q[i + 1] {
+            let (a, b) = Self.letterRange(terms, depth: depth, letter: q[i + 1], lo, hi)
+            let (c, d) = Self.letterRange(terms, depth: depth + 1, letter: q[i], a, b)
+            prefix.append(q[i + 1]); prefix.append(q[i])
+            walk(terms, q, i + 2, edited: true, &prefix, c, d, &found)
+            prefix.removeLast(2)
         }
         // Every letter that follows `prefix` in some term.
         var start = lo
@@ -154,17 +156,22 @@ public struct TypoVocabulary: Sendable {
             let letter = terms[start][depth]
             let end = Self.letterEnd(terms, depth: depth, letter: letter, start, hi)
             prefix.append(letter)
-            if letter == q[i] {
-                walk(terms, q, i + 1, edited: edited, &prefix, start, end, &found)
-            } else if !edited {
-                walk(terms, q, i + 1, edited: true, &prefix, start, end, &found)      // substitution
-            }
-            if !edited {
-                walk(terms, q, i, edited: true, &prefix, start, end, &found)          // insertion
-            }
+            // The same letter as q's, or a substitution (the edit spent).
+            walk(terms, q, i + 1, edited: letter != q[i], &prefix, start, end, &found)
+            walk(terms, q, i, edited: true, &prefix, start, end, &found)          // insertion
             prefix.removeLast()
             start = end
         }
+    }
+
+    /// Whether some term of `lo..<hi` (all sharing their first `depth` letters) goes on with `rest`.
+    private static func continues(_ terms: UnsafeBufferPointer<[UInt32]>, depth: Int, with rest: ArraySlice<UInt32>, _ lo: Int, _ hi: Int) -> Bool {
+        var a = lo, b = hi
+        while a < b {   // the first whose letters from `depth` on are not below `rest`
+            let m = (a + b) / 2
+            if terms[m][depth...].lexicographicallyPrecedes(rest) { a = m + 1 } else { b = m }
+        }
+        return a < hi && terms[a][depth...].starts(with: rest)
     }
 
     /// The terms of `lo..<hi` (all sharing their first `depth` letters) whose next letter is `letter`.

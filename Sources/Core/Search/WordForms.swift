@@ -1,5 +1,6 @@
 import CStemmer
 import Foundation
+import Synchronization
 
 /// Word forms: Snowball stems per catalog language and the irregular English plurals Snowball
 /// cannot know. A book's title and author words are stemmed in the book's language by PostgreSQL
@@ -18,6 +19,22 @@ public enum WordForms {
         guard let stem = stem(word, language: language) else { return nil }
         return "~" + language + ":" + stem
     }
+
+    /// `word`'s stem token in every catalog language that has a stemmer, in `languages`' order
+    /// (`token(_:language:)` for each): what a query word's expansion and a change's forms ask
+    /// for, from one memo instead of one lookup and one new string per language.
+    public static func tokens(_ word: String) -> [String] {
+        if let known = tokenMemo.withLock({ $0[word] }) { return known }
+        let tokens = languages.compactMap { token(word, language: $0.code) }
+        guard word.utf8.count <= Stemmer.memoWordBytes else { return tokens }   // (as the stemmers' memos)
+        tokenMemo.withLock { memo in
+            if memo.count >= Stemmer.memoLimit { memo.removeAll(keepingCapacity: true) }
+            memo[word] = tokens
+        }
+        return tokens
+    }
+
+    private static let tokenMemo = Mutex<[String: [String]]>([:])
 
     /// `word` (folded) stemmed by `language`'s Snowball stemmer; nil for a language without one.
     public static func stem(_ word: String, language: String) -> String? {
