@@ -29,8 +29,22 @@ public struct CatalogScope: Sendable, Equatable {
     /// approved-only scope — a child's own library, one of its kind, not worth keeping.
     public var memoKey: String? {
         guard allowed == nil else { return nil }
-        func list(_ ids: [Int]) -> String { ids.sorted().map(String.init).joined(separator: ",") }
-        return "\u{2}a\(maxAge ?? 18)c\(list(blockedCategories))p\(list(blockedPublishers))b\(list(blockedBooks))k\(country ?? "")"
+        // (In one byte buffer: it is read for every scoped page, twice.)
+        var key: [UInt8] = []
+        key.reserveCapacity(24 + 8 * (blockedCategories.count + blockedPublishers.count + blockedBooks.count))
+        func add(_ text: String) { key.append(contentsOf: text.utf8) }
+        func list(_ ids: [Int]) {
+            for (i, id) in (ids.count > 1 ? ids.sorted() : ids).enumerated() {
+                if i > 0 { key.append(UInt8(ascii: ",")) }
+                add(String(id))
+            }
+        }
+        add("\u{2}a"); add(String(maxAge ?? 18))
+        add("c"); list(blockedCategories)
+        add("p"); list(blockedPublishers)
+        add("b"); list(blockedBooks)
+        add("k"); add(country ?? "")
+        return String(decoding: key, as: UTF8.self)
     }
 
     /// No family control narrows the catalog (the country may, depending on the rights).

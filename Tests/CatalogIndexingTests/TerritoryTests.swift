@@ -60,3 +60,19 @@ struct IndexTerritoryTests {
         }
     }
 }
+
+extension IndexTerritoryTests {
+    @Test("a scope's kept key, written into one buffer, is the key its controls interpolated give (2,000 random scopes, ids in any order); none for an approved-only scope")
+    func scopeKeys() {
+        var rng = CatalogIndexTests.RNG(state: 12)
+        func ids() -> [Int] { (0..<Int.random(in: 0...3, using: &rng)).map { _ in Int.random(in: -5...5_000_000_000, using: &rng) } }
+        func list(_ ids: [Int]) -> String { ids.sorted().map(String.init).joined(separator: ",") }
+        for _ in 0..<2_000 {
+            let scope = CatalogScope(maxAge: Bool.random(using: &rng) ? Int.random(in: 0...18, using: &rng) : nil, blockedCategories: ids(),
+                                     blockedPublishers: ids(), blockedBooks: ids(), country: ["FR", nil, "é"].randomElement(using: &rng)!)
+            let reference = "\u{2}a\(scope.maxAge ?? 18)c\(list(scope.blockedCategories))p\(list(scope.blockedPublishers))b\(list(scope.blockedBooks))k\(scope.country ?? "")"
+            #expect(scope.memoKey == reference)
+        }
+        #expect(CatalogScope(maxAge: 5, allowed: [1, 2]).memoKey == nil)
+    }
+}

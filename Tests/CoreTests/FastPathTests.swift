@@ -97,7 +97,7 @@ struct FastPathTests {
         #expect(SearchText.words("Élan VITAL, élan") == ["elan", "vital"])   // not ASCII: Foundation's path
     }
 
-    @Test("kept keys: a request's key, written into one string, is the key its parts joined give (3,000 random requests: words, sorts, pages, ages, publishers, categories with separators in them)")
+    @Test("kept keys: a request's key, written into one buffer (with what follows it), is the key its parts joined give (3,000 random requests: words, sorts, pages, ages, publishers, categories with separators in them)")
     func cacheKeys() {
         var rng = SplitMix(seed: 61)
         let words = ["owl", "Dragon", "été", "a b", "\u{1}", "x:3", "", "42"]
@@ -113,6 +113,7 @@ struct FastPathTests {
             if let publisher = parameters.publisher { parts.append("u=\(publisher)") }
             if let category = parameters.category { parts.append("c=\(category.utf8.count):" + category) }
             #expect(parameters.cacheKey == parts.joined(separator: "\u{1}"))
+            #expect(parameters.cacheKey(then: "", "k\u{2}a8c3", "é") == parts.joined(separator: "\u{1}") + "k\u{2}a8c3é")
         }
     }
 

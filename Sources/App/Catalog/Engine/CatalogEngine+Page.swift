@@ -61,8 +61,8 @@ extension CatalogEngine {
     /// The key of an answer (and its meta) among the kept ones: the request, the schedule state
     /// and the scope narrowing it; nil when it is not kept (an approved-only scope).
     static func keptKey(_ parameters: CatalogParameters, stateKey: String, narrowing: CatalogScope?) -> String? {
-        guard let narrowing else { return parameters.cacheKey + stateKey }
-        return narrowing.memoKey.map { parameters.cacheKey + stateKey + $0 }
+        guard let narrowing else { return parameters.cacheKey(then: stateKey) }
+        return narrowing.memoKey.map { parameters.cacheKey(then: stateKey, $0) }
     }
 
     /// Render: the response body — `{"data":[`, the answer's books rendered with their rights at
