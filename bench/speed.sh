@@ -7,10 +7,12 @@
 # and from the parent's token with child_id on every catalog request (each ÷ A); parents'
 # repeated mix without writes (base B); the one-off mix (~150,000 distinct paths, mostly
 # searches never asked before in this run) (÷ B); the repeated mix with a third of its requests in
-# French (÷ B). Then the engine's per-step profile
+# French (÷ B). Each row also prints the server's own CPU per request (user + system time from
+# /proc over the requests wrk completed) and each compared row the same ratio by that CPU, which
+# the shared machine's other load moves less. Then the engine's per-step profile
 # (`App engine profile`): what each step of a list answer costs, kept and one-off, scoped or not.
 speed_mix() {
-    local floor baseA baseB r p50 p99 bad ratio writer
+    local floor baseA baseB cpuA cpuB r p50 p99 bad ratio writer
     mixed_paths
     ONEOFF=${BENCH_ONEOFF_PATHS:-150000} python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
     child_devices_setup
@@ -58,12 +60,21 @@ speed_mix() {
             perf record -q -g -p "$server" -o "${BENCH_PERF_DIR:-bench/results}/perf-$n-$role-$file-$tokens.data" -- sleep "$duration" > /dev/null 2>&1 &
             profiler=$!
         fi
-        local answers_before
+        local answers_before cpu_before
         answers_before=$(engine_answers)
+        cpu_before=$(server_cpu)
         PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens_file" wrk -t2 -c"$connections" -d"${duration}s" --latency -s bench/mixed.lua "$base" > "$work/wrk.txt" 2>&1 || true
+        # Read before the writer's last seconds (it runs 2 s past wrk): a carry then serves no request.
+        local cpu_after
+        cpu_after=$(server_cpu)
         [ -n "$writer" ] && { wait "$writer" || true; }
         [ -n "$profiler" ] && { wait "$profiler" || true; }
         read -r r p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+        # The server's own CPU per request (user + system, from /proc): what the row costs the
+        # server whatever else the shared machine ran meanwhile — a ratio of it moves less than
+        # one of throughputs.
+        local cpu
+        cpu=$(python3 -c "print(round((${cpu_after:-0} - ${cpu_before:-0}) * 1e6 / max($(wrk_requests "$work/wrk.txt"), 1)))")
         # The share of the row's list answers the engine computed (not kept): steadier than a
         # ratio of throughputs on a shared machine, and what a carry or memo change moves.
         local computed
@@ -73,12 +84,12 @@ patched = int(a[4]) - int(b[4])
 carry = f', carry {took * 1000 / carries:.1f} ms a change, {patched} browses patched' if carries else ''
 print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
         case $role in
-          A) baseA=$r; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
-          B) baseB=$r; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
-          vsA) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A')") ;;
-          vsB) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B')") ;;
+          A) baseA=$r; cpuA=$cpu; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
+          B) baseB=$r; cpuB=$cpu; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
+          vsA) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A (by server CPU a request: {${cpuA:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
+          vsB) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B (by server CPU a request: {${cpuB:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
         esac
-        ratio="$ratio; $computed"
+        ratio="$ratio; server $cpu µs CPU a request; $computed"
         speed_row "$name" "$r" "$p50" "$p99" "$bad" "$ratio"
     done
     # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not
@@ -95,6 +106,17 @@ engine_answers() {
         /^storytime_catalog_engine_carries / { n = $2 } /^storytime_catalog_engine_carry_seconds / { s = $2 }
         /^storytime_catalog_engine_browses_patched / { p = $2 }
         END { printf "%d %d %d %.6f %d\n", k, c, n, s, p }'
+}
+
+# server_cpu: the server's CPU seconds so far (user + system, /proc/PID/stat fields 14 and 15; 0
+# when the server is gone — the row then says so by its figures, and the run goes on).
+server_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$server/stat" 2>/dev/null || echo 0
+}
+
+# wrk_requests FILE: the requests wrk completed ("N requests in …"; 0 when it wrote none).
+wrk_requests() {
+    awk '/ requests in / { n = $1; exit } END { print n + 0 }' "$1" 2>/dev/null || echo 0
 }
 
 # speed_row NAME REQS P50 P99 NON2XX RATIO: one row in the results and on the terminal.

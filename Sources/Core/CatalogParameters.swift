@@ -35,12 +35,12 @@ public struct CatalogParameters: Sendable, Equatable {
     /// appended to part by part was ~7 % of a one-off page.
     public func cacheKey(then suffixes: String...) -> String {
         // The free-text parts carry their length, so no input can spell another request's key.
-        let joined = words.reduce(max(0, words.count - 1)) { $0 + $1.utf8.count }
+        let wordBytes = words.reduce(max(0, words.count - 1)) { $0 + $1.utf8.count }   // the words joined by spaces
         var key: [UInt8] = []
-        key.reserveCapacity(joined + 48 + (category?.utf8.count ?? 0) + suffixes.reduce(0) { $0 + $1.utf8.count })
+        key.reserveCapacity(wordBytes + 48 + (category?.utf8.count ?? 0) + suffixes.reduce(0) { $0 + $1.utf8.count })
         func add(_ text: String) { key.append(contentsOf: text.utf8) }
         func add(_ number: Int) { key.append(contentsOf: String(number).utf8) }
-        add("w="); add(joined); add(":")
+        add("w="); add(wordBytes); add(":")
         for (i, word) in words.enumerated() {
             if i > 0 { key.append(32) }
             add(word)

@@ -27,6 +27,8 @@ struct EngineProfileCommand: StorytimeCommand {
         guard let state = engine.currentState() else { throw Abort(.internalServerError, reason: "the engine did not start") }
         let index = state.index
         let child = CatalogScope(maxAge: 8, blockedCategories: index.categories.first.map { [$0.id] } ?? [])
+        // The scope's books, kept per scope and index state as the engine keeps them (`scopeBooks`).
+        let childBooks = index.books(in: child, offline: nil)
         let now = app.now
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         var steps = StepTimes()
@@ -44,8 +46,8 @@ struct EngineProfileCommand: StorytimeCommand {
             if answer.total == 0 { empty += 1 }
             // Common words' sets kept between answers (`WordSetCache`), as the engine's pages keep them.
             _ = steps.time("answer, common words' sets kept") { index.answer(parameters, expansions: expansions, cache: WordSetCache.Reader(wordSets, version: 0)) }
-            _ = steps.time("answer, child's scope (sets kept)") {
-                index.answer(parameters, expansions: expansions, scope: child, cache: WordSetCache.Reader(wordSets, version: 0))
+            _ = steps.time("answer, child's scope (its books and the sets kept)") {
+                index.answer(parameters, expansions: expansions, within: childBooks, cache: WordSetCache.Reader(wordSets, version: 0))
             }
             _ = steps.time("  correction: the corrected words") {
                 SearchMeta.correction(parameters, expansions: expansions, total: answer.total, vocabulary: index.typos)
