@@ -22,7 +22,9 @@ public enum WordForms {
 
     /// `word`'s stem token in every catalog language that has a stemmer, in `languages`' order
     /// (`token(_:language:)` for each): what a query word's expansion and a change's forms ask
-    /// for, from one memo instead of one lookup and one new string per language.
+    /// for, from one memo instead of one lookup and one new string per language. Bounded as the
+    /// stemmers' memos are: words of up to 40 bytes, 16,384 of them, then it starts over (~11 MB
+    /// at most; many made-up words only make it compute again).
     public static func tokens(_ word: String) -> [String] {
         if let known = tokenMemo.withLock({ $0[word] }) { return known }
         let tokens = languages.compactMap { token(word, language: $0.code) }
