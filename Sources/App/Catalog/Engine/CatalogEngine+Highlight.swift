@@ -5,16 +5,17 @@ import Core
 /// correction (`did_you_mean`), the marker where the facets go, and the page's highlights.
 extension CatalogEngine {
     /// The search's meta for `answer`: kept in the search memo with the answer (per request,
-    /// schedule state and scope: `keptKey`), computed each time for an approved-only scope.
+    /// schedule state and scope: `keptKey`, given as `kept`), computed each time for an approved-only scope.
     func searchMeta(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], _ answer: CatalogIndex.Answer, in index: CatalogIndex,
-                    narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, locales: [String] = []) -> [UInt8] {
+                    narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, kept: String?,
+                    locales: [String] = []) -> [UInt8] {
         func compute() -> [UInt8] {
             computeSearchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
                               stateKey: stateKey, version: version, synonyms: synonyms, locales: locales)
         }
         // A browse has no meta (no words: no correction, no highlights) — nothing to keep, and
         // nothing for every carry to visit (a browse's key was ~40 % of the kept pages' meta).
-        guard !expansions.isEmpty, let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else { return compute() }
+        guard !expansions.isEmpty, let key = kept else { return compute() }
         // Highlights point into the text shown, so they are kept per locale (after \u{3}).
         // While the memos are carried: kept when its answer is kept through the carry.
         // (The answer read at the search memo's own version: the two memos' chains may start

@@ -18,10 +18,11 @@ extension CatalogEngine {
         return reading(at: micros) { index, offline, stateKey, version in
             let narrowing = narrowing(scope, in: index, version: version)
             let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
+            let kept = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing)   // (once: the answer's and the meta's)
             let answer = solve(parameters, expansions, in: index, narrowing: narrowing, offline: offline,
-                               stateKey: stateKey, version: version, synonyms: synonyms)
+                               stateKey: stateKey, version: version, synonyms: synonyms, kept: kept)
             let meta = searchMeta(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
-                                  stateKey: stateKey, version: version, synonyms: synonyms, locales: scope?.locales ?? [])
+                                  stateKey: stateKey, version: version, synonyms: synonyms, kept: kept, locales: scope?.locales ?? [])
             return (render(parameters.page, answer, meta: meta, in: index, at: micros, country: scope?.country, locales: scope?.locales ?? []), answer.total)
         }
     }
@@ -40,10 +41,11 @@ extension CatalogEngine {
     /// answer memo, keyed by the request, the schedule state (`stateKey`) and the scope
     /// (`keptKey`), computed and kept when absent — from the scope's books kept per index state
     /// (`scopeBooks`). An approved-only scope's answer is computed from the sets each time.
+    /// `kept`: the key, `keptKey(parameters, stateKey:, narrowing:)`, when the caller made it.
     func solve(_ parameters: CatalogParameters, _ expansions: [SearchExpansion], in index: CatalogIndex, narrowing: CatalogScope?,
-               offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms) -> CatalogIndex.Answer {
+               offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, kept: String?? = nil) -> CatalogIndex.Answer {
         let cache = WordSetCache.Reader(wordSets, version: version)
-        guard let key = Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else {
+        guard let key = kept ?? Self.keptKey(parameters, stateKey: stateKey, narrowing: narrowing) else {
             return index.answer(parameters, expansions: expansions, scope: narrowing, offline: offline, cache: cache)
         }
         // The words' forms come with their expansions (one per word, in order).
