@@ -30,10 +30,18 @@ final class SearchMisses: Sendable {
     /// Beyond this many distinct misses waiting, new ones are dropped until the next write.
     static let maxPending = 10_000
 
-    private let pending = NIOLockedValueBox<(counts: [Miss: Int], families: Set<[UInt8]>, keys: [[UInt8]: Miss])>(([:], [], [:]))
+    /// A query one family searched in a week (`family`: its key, the 8 bytes as one number),
+    /// written once however often it ran.
+    struct FamilySearch: Sendable, Hashable {
+        let family: UInt64
+        let query: String
+        let week: Date
+    }
+
+    private let pending = NIOLockedValueBox<(counts: [Miss: Int], families: Set<FamilySearch>)>(([:], []))
     /// Family keys already worked out, per account (each holds for its week): one HMAC per family
     /// and week instead of one per miss. Forgotten past `maxKnownFamilies`.
-    private let familyKeys = NIOLockedValueBox<[Int: (week: Date, key: [UInt8])]>([:])
+    private let familyKeys = NIOLockedValueBox<[Int: (week: Date, key: UInt64)]>([:])
     static let maxKnownFamilies = 10_000
 
     /// Counts one search of `words` that found nothing, in the week of `now`.
@@ -46,10 +54,7 @@ final class SearchMisses: Sendable {
         pending.withLockedValue { state in
             guard state.counts[miss] != nil || state.counts.count < Self.maxPending else { return }
             state.counts[miss, default: 0] += 1
-            if let family {
-                let key = family + Array(miss.query.utf8)
-                if state.families.insert(key).inserted { state.keys[key] = miss }
-            }
+            if let family { state.families.insert(FamilySearch(family: family, query: miss.query, week: week)) }
         }
     }
 
@@ -62,9 +67,9 @@ final class SearchMisses: Sendable {
     }
 
     /// `familyKey(account:week:secret:)`, from the kept keys when this week's is known.
-    private func familyKey(account: Int, week: Date, secret: String) -> [UInt8] {
+    private func familyKey(account: Int, week: Date, secret: String) -> UInt64 {
         if let known = familyKeys.withLockedValue({ $0[account] }), known.week == week { return known.key }
-        let key = Self.familyKey(account: account, week: week, secret: secret)
+        let key = Self.familyKey(account: account, week: week, secret: secret).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         familyKeys.withLockedValue { keys in
             if keys.count >= Self.maxKnownFamilies { keys.removeAll(keepingCapacity: true) }
             keys[account] = (week, key)
@@ -79,9 +84,9 @@ final class SearchMisses: Sendable {
 
     /// Writes what was gathered (then forgets it); old weeks are deleted on the way.
     func flush(on sql: any SQLDatabase) async throws {
-        let (counts, keys) = pending.withLockedValue { state in
-            defer { state = ([:], [], [:]) }
-            return (state.counts, state.keys)
+        let (counts, families) = pending.withLockedValue { state in
+            defer { state = ([:], []) }
+            return (state.counts, state.families)
         }
         guard !counts.isEmpty else { return }
         let misses = Array(counts.keys)
@@ -92,12 +97,12 @@ final class SearchMisses: Sendable {
                                  \(bind: misses.map { counts[$0]! })::bigint[])
             ON CONFLICT (query, country, week, cause) DO UPDATE SET searches = search_misses.searches + excluded.searches
             """).run()
-        if !keys.isEmpty {
-            let entries = Array(keys)
+        if !families.isEmpty {
+            let entries = Array(families)
             try await sql.raw("""
                 INSERT INTO search_miss_families (query, week, family)
-                SELECT * FROM unnest(\(bind: entries.map(\.value.query))::text[], \(bind: entries.map(\.value.week))::timestamptz[]::date[],
-                                     \(bind: entries.map { Data($0.key.prefix(8)) })::bytea[])
+                SELECT * FROM unnest(\(bind: entries.map(\.query))::text[], \(bind: entries.map(\.week))::timestamptz[]::date[],
+                                     \(bind: entries.map { withUnsafeBytes(of: $0.family) { Data($0) } })::bytea[])
                 ON CONFLICT DO NOTHING
                 """).run()
         }

@@ -10,6 +10,13 @@ extension CatalogEngine {
     func missCause(_ parameters: CatalogParameters, scope: CatalogScope?, now: Date, synonyms: Synonyms) -> SearchMisses.Cause {
         let micros = Int64((now.timeIntervalSince1970 * 1_000_000).rounded(.down))
         return reading(at: micros) { index, offline, stateKey, version in
+            let controls = scope.map { !$0.isEmpty } ?? false
+            let countryOnly = CatalogScope(country: scope?.country)
+            // Every country's catalog is this one's when the country leaves no book out (kept per version).
+            let elsewhere = narrowing(countryOnly, in: index, version: version) != nil
+            // No controls, no book licensed only elsewhere, every book live: nothing to count, and
+            // nothing to keep (most one-off searches that find nothing, a parent's).
+            guard controls || elsewhere || offline != nil else { return .notInCatalog }
             func compute() -> SearchMisses.Cause {
                 // The answer that found nothing kept its words' expansions: taken from the memo.
                 let expansions = keptExpansions(parameters.words, in: index, version: version, synonyms: synonyms)
@@ -19,10 +26,8 @@ extension CatalogEngine {
                     solve(counting, expansions, in: index, narrowing: narrowing(scope, in: index, version: version), offline: offline,
                           stateKey: stateKey, version: version, synonyms: synonyms).total
                 }
-                let countryOnly = CatalogScope(country: scope?.country)
-                if let scope, !scope.isEmpty, total(countryOnly, offline, stateKey) > 0 { return .hiddenByControls }
-                // Every country's catalog is this one's when the country leaves no book out (kept per version): nothing to count.
-                if narrowing(countryOnly, in: index, version: version) != nil, total(nil, offline, stateKey) > 0 { return .licensedElsewhere }
+                if controls, total(countryOnly, offline, stateKey) > 0 { return .hiddenByControls }
+                if elsewhere, total(nil, offline, stateKey) > 0 { return .licensedElsewhere }
                 if offline != nil, total(nil, nil, "\u{6}every book live") > 0 { return .notLiveYet }
                 return .notInCatalog
             }
