@@ -129,6 +129,37 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
+    /// self ∩ `compact` (`compact[k]` standing for word `indices[k]`), where self holds nothing
+    /// outside `indices`: written in place; the indices left non-empty, in order.
+    mutating func formIntersection(_ compact: [UInt64], at indices: [Int]) -> [Int] {
+        var left: [Int] = []
+        left.reserveCapacity(indices.count)
+        words.withUnsafeMutableBufferPointer { words in
+            for (k, w) in indices.enumerated() where w < words.count {
+                words[w] &= compact[k]
+                if words[w] != 0 { left.append(w) }
+            }
+        }
+        return left
+    }
+
+    /// `formIntersection(_:at:)` as a new set (every word outside `indices` empty), and the indices left.
+    func intersection(_ compact: [UInt64], at indices: [Int]) -> (Bitset, [Int]) {
+        var left: [Int] = []
+        left.reserveCapacity(indices.count)
+        let set = words.withUnsafeBufferPointer { words in
+            Bitset(words: [UInt64](unsafeUninitializedCapacity: words.count) { out, count in
+                out.update(repeating: 0)
+                for (k, w) in indices.enumerated() where w < words.count && words[w] & compact[k] != 0 {
+                    out[w] = words[w] & compact[k]
+                    left.append(w)
+                }
+                count = words.count
+            })
+        }
+        return (set, left)
+    }
+
     /// The members in increasing order; `body` returns false to stop.
     public func forEach(_ body: (Int) -> Bool) {
         words.withUnsafeBufferPointer { buffer in

@@ -18,13 +18,19 @@ extension CatalogIndex {
         var levels: [Int: Bitset] = [:], title: Bitset?, titleOrAuthor: Bitset?
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
-            let set = matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches, tier: true)
+            let set = matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches,
+                               occupied: sets.blocks, tier: true)
             levels[k] = set
             return set
         }
-        func inTitle() -> Bitset { title ?? { title = matching(sets.words, cache: sets.cache, within: matches, fields: CatalogBook.title, tier: true); return title! }() }
+        func inTitle() -> Bitset {
+            title ?? { title = matching(sets.words, cache: sets.cache, within: matches, occupied: sets.blocks, fields: CatalogBook.title, tier: true); return title! }()
+        }
         func inTitleOrAuthor() -> Bitset {
-            titleOrAuthor ?? { titleOrAuthor = matching(sets.words, cache: sets.cache, within: matches, fields: CatalogBook.title | CatalogBook.author, tier: true); return titleOrAuthor! }()
+            titleOrAuthor ?? {
+                titleOrAuthor = matching(sets.words, cache: sets.cache, within: matches, occupied: sets.blocks, fields: CatalogBook.title | CatalogBook.author, tier: true)
+                return titleOrAuthor!
+            }()
         }
         func union(_ a: Bitset, _ b: Bitset) -> Bitset { var set = a; set.formUnion(b); return set }
         /// The books of tiers 0…t: T ∩ L₃, L₂, L₁, T; T ∪ (TA ∩ L₃, L₂, L₁), TA; TA ∪ L₃, L₂, L₁; all.
@@ -50,7 +56,7 @@ extension CatalogIndex {
         let wholes = sets.words.compactMap(\.whole)
         var atLeast = [tier] + [Bitset](repeating: Bitset(capacity: matches.capacity), count: wholes.count)
         for (j, whole) in wholes.enumerated() {
-            let found = matching([WordLexemes(lexemes: [(id: whole, level: 3)])], cache: sets.cache, within: tier, tier: true)
+            let found = matching([WordLexemes(lexemes: [(id: whole, level: 3)])], cache: sets.cache, within: tier, occupied: sets.blocks, tier: true)
             for s in stride(from: j + 1, through: 1, by: -1) { atLeast[s].formUnion(atLeast[s - 1].intersection(found)) }
         }
         for s in stride(from: wholes.count, through: 0, by: -1) {

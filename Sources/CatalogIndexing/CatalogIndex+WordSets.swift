@@ -66,10 +66,21 @@ extension CatalogIndex {
     /// A common word's set comes from `cache` (made there the first time) only when it is
     /// reached: a word after the rarest ones left no book is neither read nor kept. `fields`:
     /// where a word counts (`CatalogBook.title` …; all three: anywhere); `tier`: its kept sets
-    /// are a relevance tier's (`narrowedPage`), kept in the cache's `tiers`.
-    func matching(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, fields: UInt8 = 7, tier: Bool = false) -> Bitset {
+    /// are a relevance tier's (`narrowedPage`), kept in the cache's `tiers`. `occupied`: blocks
+    /// holding every member of `base`, ascending, when the caller knows them (`followed`).
+    func matching(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, occupied: [Int]? = nil,
+                  fields: UInt8 = 7, tier: Bool = false) -> Bitset {
+        followed(words, cache: cache, within: base, occupied: occupied, fields: fields, tier: tier).set
+    }
+
+    /// `matching`, and the blocks (64-bit words of the id range) holding its members, ascending,
+    /// when they were followed (nil: not known). Once few blocks are left (the rarest word's books
+    /// read from its lists, `seed`, or `occupied` given), each further word is read over those
+    /// blocks only (`narrow`): no pass over the whole catalog per word.
+    func followed(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, occupied: [Int]? = nil,
+                  fields: UInt8 = 7, tier: Bool = false) -> (set: Bitset, blocks: [Int]?) {
         var matched = base
-        guard !words.isEmpty else { return matched }
+        guard !words.isEmpty else { return (matched, occupied) }
         var any: [UInt64] = []
         // The rarest word first (fewest books over its lexemes), and no further once no book is
         // left: a search that finds nothing often stops before its common words are read.
@@ -77,11 +88,19 @@ extension CatalogIndex {
         var sizes = [Int](repeating: 0, count: words.count)
         for i in words.indices { sizes[i] = books(words[i]) }
         let order = words.indices.sorted { sizes[$0] < sizes[$1] }
+        var blocks = occupied
         for (step, i) in order.enumerated() {
-            // The first step makes the set anew (`base` is shared: ANDed in place, it was copied first).
-            if let cache, let entry = keptSets(words[i], cache, fields: fields, tier: tier) {
+            let entry = cache.flatMap { keptSets(words[i], $0, fields: fields, tier: tier) }
+            if let known = blocks, known.count * Self.fewBlocks <= base.words.count {
+                blocks = narrow(&matched, to: known, words[i], entry, fields: fields, fresh: step == 0)
+            } else if step == 0, blocks == nil, entry == nil, let seeded = seed(words[i], within: base, fields: fields) {
+                (matched, blocks) = seeded
+            } else if let entry {
+                // The first step makes the set anew (`base` is shared: ANDed in place, it was copied first).
                 if step == 0 { matched = base.intersection(entry.any) } else { matched.formIntersection(entry.any) }
+                blocks = nil   // (many: found again from the set when needed, in one pass)
             } else {
+                blocks = nil
                 if any.isEmpty { any = [UInt64](repeating: 0, count: active.words.count) }
                 else { any.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
                 any.withUnsafeMutableBufferPointer { buffer in
@@ -89,9 +108,9 @@ extension CatalogIndex {
                 }
                 any.withUnsafeBufferPointer { if step == 0 { matched = base.intersection($0) } else { matched.formIntersection($0) } }
             }
-            if step + 1 < order.count && matched.isEmpty { break }
+            if step + 1 < order.count && (blocks?.isEmpty ?? matched.isEmpty) { break }
         }
-        return matched
+        return (matched, blocks)
     }
 
     /// An upper bound of the books holding `word`: its lexemes' counts added up.
@@ -103,8 +122,8 @@ extension CatalogIndex {
     /// (`WordSetCache`), kept there the first time.
     func wordSets(_ expansions: [SearchExpansion], within base: Bitset, cache: WordSetCache.Reader? = nil) -> WordSets {
         let words = wordLexemes(expansions)
-        let matched = matching(words, cache: cache, within: base)
-        let blocks = words.isEmpty ? [] : matched.occupiedWords(atMost: .max) ?? []
+        let (matched, followed) = followed(words, cache: cache, within: base)
+        let blocks = words.isEmpty ? [] : followed ?? matched.occupiedWords(atMost: .max) ?? []
         return WordSets(count: words.count, matched: matched, blocks: blocks, words: words, cache: cache)
     }
 

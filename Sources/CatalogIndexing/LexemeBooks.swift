@@ -168,13 +168,17 @@ struct LexemeBooks: Sendable {
         }
     }
 
-    /// ORs every book of the lexeme, whatever the field, into a compact set over `blocks`.
-    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks) {
+    /// ORs every book of the lexeme holding it in one of `fields` (all three: whatever the
+    /// field) into a compact set over `blocks`.
+    func accumulateAll(into set: UnsafeMutableBufferPointer<UInt64>, blocks: Blocks, fields: UInt8 = 7) {
         guard mayHold(blocks) else { return }
         if let dense {
-            dense.title.words.withUnsafeBufferPointer { t in
-                dense.author.words.withUnsafeBufferPointer { a in
-                    dense.description.words.withUnsafeBufferPointer { d in
+            // (A field not asked for: an empty set.)
+            let title = fields & CatalogBook.title != 0 ? dense.title.words : [], author = fields & CatalogBook.author != 0 ? dense.author.words : []
+            let description = fields & CatalogBook.description != 0 ? dense.description.words : []
+            title.withUnsafeBufferPointer { t in
+                author.withUnsafeBufferPointer { a in
+                    description.withUnsafeBufferPointer { d in
                         for (k, w) in blocks.indices.enumerated() {
                             set[k] |= (w < t.count ? t[w] : 0) | (w < a.count ? a[w] : 0) | (w < d.count ? d[w] : 0)
                         }
@@ -183,7 +187,8 @@ struct LexemeBooks: Sendable {
             }
             return
         }
-        forEachEntry(in: blocks) { k, entry in set[k] |= UInt64(1) << UInt64((entry >> 3) & 63) }
+        let fields = UInt32(fields & 7)
+        forEachEntry(in: blocks) { k, entry in if entry & fields != 0 { set[k] |= UInt64(1) << UInt64((entry >> 3) & 63) } }
     }
 
     /// ORs every book of the lexeme holding it in one of `fields` (`CatalogBook.title` …; all
