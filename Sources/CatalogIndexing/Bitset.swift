@@ -149,7 +149,7 @@ public struct Bitset: Sendable, Equatable {
         left.reserveCapacity(indices.count)
         let set = words.withUnsafeBufferPointer { words in
             Bitset(words: [UInt64](unsafeUninitializedCapacity: words.count) { out, count in
-                out.update(repeating: 0)
+                out.initialize(repeating: 0)
                 for (k, w) in indices.enumerated() where w < words.count && words[w] & compact[k] != 0 {
                     out[w] = words[w] & compact[k]
                     left.append(w)

@@ -80,7 +80,7 @@ extension CatalogIndex {
     func followed(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, occupied: [Int]? = nil,
                   fields: UInt8 = 7, tier: Bool = false) -> (set: Bitset, blocks: [Int]?) {
         var matched = base
-        guard !words.isEmpty else { return (matched, occupied) }
+        guard !words.isEmpty else { return (matched, nil) }
         var any: [UInt64] = []
         // The rarest word first (fewest books over its lexemes), and no further once no book is
         // left: a search that finds nothing often stops before its common words are read.

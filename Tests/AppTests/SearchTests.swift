@@ -218,6 +218,30 @@ struct SearchTests {
         #expect(key.count == 8 && key != nextWeek)
     }
 
+    @Test("a parent's miss in a catalog with no territory rule and no schedule is not_in_catalog at once, its family's key stored byte for byte", .app(engine: true))
+    func plainCatalogMiss() async throws {
+        let app = try app()
+        try await Self.book(app, "Moonlight Meadow")
+        try await app.appServices.catalogEngine.build(on: app.db)
+        let parent = try await app.makeParent(country: "US")
+        for _ in 0..<2 {
+            let response = try await app.get("/api/v1/catalog/books?q=zebras", token: parent.token)
+            #expect(try response.meta["total_count"] == 0, "\(response.body.string.prefix(300))")
+        }
+        for _ in 0..<100 {   // (the cause is worked out after the answer is sent)
+            try await Task.sleep(for: .milliseconds(20))
+            try await app.appServices.searchMisses.flush(on: app.sql)
+            let n = try await app.sql.raw("SELECT COALESCE(sum(searches), 0)::int AS n FROM search_misses").first()!.decode(column: "n", as: Int.self)
+            if n >= 2 { break }
+        }
+        let rows = try await app.sql.raw("SELECT query, country, cause, searches FROM search_misses").all()
+        let found = try rows.map { "\(try $0.decode(column: "query", as: String.self)) \(try $0.decode(column: "country", as: String.self)) \(try $0.decode(column: "cause", as: String.self)) \(try $0.decode(column: "searches", as: Int.self))" }
+        #expect(found == ["zebras US not_in_catalog 2"])
+        let stored = try await app.sql.raw("SELECT family FROM search_miss_families WHERE query = 'zebras'").all().map { try $0.decode(column: "family", as: Data.self) }
+        let key = SearchMisses.familyKey(account: parent.id, week: SearchMisses.week(of: Date()), secret: app.settings.sessionSecret)
+        #expect(stored == [Data(key)], "one row, the HMAC's first 8 bytes as they are")
+    }
+
     @Test("suggestions: words then titles, scoped to the caller's country and a child's controls, the same from engine and SQL", .app(engine: true))
     func suggestions() async throws {
         let app = try app()

@@ -67,13 +67,17 @@ struct FollowedMatchingTests {
             let reader = Bool.random(using: &rng) ? WordSetCache.Reader(cache, version: 1) : nil
             let words = (0..<Int.random(in: 1...3, using: &rng)).map { _ in vocabulary.randomElement(using: &rng)! }
             let expansions = words.map { SearchExpansion($0, vocabulary: index.typos, synonyms: Synonyms()) }
-            let lexemes = index.wordLexemes(expansions)
+            var lexemes = index.wordLexemes(expansions)
+            // A word reaching no lexeme at a level (a relevance tier's filter leaves such words).
+            if Int.random(in: 0..<10, using: &rng) == 0 { lexemes.append(CatalogIndex.WordLexemes()) }
             let (base, occupied) = Self.base(index, &rng)
-            let fields: UInt8 = [7, 1, 3, 2, 4].randomElement(using: &rng)!
+            let fields = UInt8.random(in: 1...7, using: &rng)
             let tier = Bool.random(using: &rng)
-            let (set, blocks) = index.followed(lexemes, cache: reader, within: base, occupied: occupied, fields: fields, tier: tier)
             let expected = Self.reference(index, lexemes, within: base, fields: fields)
+            let before = base.words
+            let (set, blocks) = index.followed(lexemes, cache: reader, within: base, occupied: occupied, fields: fields, tier: tier)
             #expect(set.members == expected.members, "trial \(trial): \(words) fields \(fields)")
+            #expect(base.words == before, "trial \(trial): the base is left as it was")
             if let blocks {
                 #expect(blocks == expected.occupiedWords(atMost: .max) ?? [], "trial \(trial): blocks of \(words)")
                 if occupied == nil { seeded += 1 } else { narrowed += 1 }
@@ -81,7 +85,7 @@ struct FollowedMatchingTests {
             if expected.isEmpty { empty += 1 }
         }
         // Each way was taken: seeded from lists, narrowed over given blocks, and some found nothing.
-        #expect(seeded >= 150 && narrowed >= 150, "\(seeded) seeded, \(narrowed) over given blocks")
+        #expect(seeded >= 150 && narrowed >= 80, "\(seeded) seeded, \(narrowed) over given blocks")
         #expect(empty >= 100 && empty <= 2_900, "\(empty) found nothing")
     }
 }

@@ -116,3 +116,32 @@ extension NarrowedPageTests {
         }
     }
 }
+
+extension NarrowedPageTests {
+    @Test("a word whose books lie in a few blocks (a tenth of the first 6,000 ids): its tiers matched over its matches' blocks make the pages over every block (pages 1–8 × 20, 5 searches)")
+    func narrowedOverFewBlocks() {
+        var rng = Base.RNG(state: 3_305)
+        var books = Self.catalog(&rng)
+        var extra = Base.RNG(state: 77)
+        for id in 1...6_000 where Int.random(in: 0..<10, using: &extra) == 0 {
+            books[id]!.lexemes.append(("zebra", [1, 2, 4, 4].randomElement(using: &extra)!))
+            if Bool.random(using: &extra) { books[id]!.lexemes.append(("zebras", UInt8.random(in: 1...7, using: &extra))) }
+        }
+        let index = Base.bulk(books)
+        let cache = WordSetCache()
+        var narrowed = 0
+        for text in ["zebra", "zebras", "zebra bears", "zebr", "zebra owl"] {
+            let expansions = index.expansions(CatalogParameters(text: text).words, synonyms: Synonyms())
+            let sets = index.wordSets(expansions, within: index.books(in: nil, offline: nil), cache: WordSetCache.Reader(cache, version: 1))
+            #expect(sets.blocks.count * CatalogIndex.fewBlocks <= sets.matched.words.count, "\"\(text)\": its matches lie in few blocks")
+            for page in 1...8 {
+                let request = PageRequest(page: page, perPage: 20)
+                if let made = index.narrowedPage(sets.matched, sets, page: request) {
+                    narrowed += 1
+                    #expect(made == index.relevancePage(sets.matched, sets: sets, page: request, narrowing: false), "\"\(text)\" page \(page)")
+                }
+            }
+        }
+        #expect(narrowed >= 10, "\(narrowed) of 40 pages narrowed")
+    }
+}
