@@ -18,7 +18,7 @@ extension CatalogIndex {
         let n = base.words.count
         guard books(word) <= 2 * n, word.lexemes.allSatisfy({ lexemes[$0.id].dense == nil }) else { return nil }
         var out = [UInt64](repeating: 0, count: n)
-        // Bit w: block w holds a book (read in order at the end, instead of sorting the blocks met).
+        // Bit w: block w holds a book (its members are the blocks in order: no sort of the blocks met).
         var summary = [UInt64](repeating: 0, count: (n + 63) >> 6)
         base.words.withUnsafeBufferPointer { base in
             out.withUnsafeMutableBufferPointer { out in
@@ -27,15 +27,7 @@ extension CatalogIndex {
                 }
             }
         }
-        var blocks: [Int] = []
-        for (j, bits) in summary.enumerated() where bits != 0 {
-            var bits = bits
-            while bits != 0 {
-                blocks.append(j << 6 | bits.trailingZeroBitCount)
-                bits &= bits &- 1
-            }
-        }
-        return (Bitset(words: out), blocks)
+        return (Bitset(words: out), Bitset(words: summary).members)
     }
 
     /// `matched` ∩ `word`'s books (in one of `fields`; from `entry` when a common word's set is
