@@ -45,7 +45,8 @@ struct JobRunnerTests {
         // Before, the lock's transaction held the loop's only connection while the work waited for one.
         let ran = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask { try await runner.run(job, database: app.db) }
-            group.addTask { try await Task.sleep(for: .seconds(20)); throw TestFailure("the job did not finish within 20 s") }
+            // A deadlock is forever; a full parallel run can slow a second's work to minutes.
+            group.addTask { try await Task.sleep(for: .seconds(600)); throw TestFailure("the job did not finish within 10 minutes") }
             defer { group.cancelAll() }
             return try await group.next()!
         }

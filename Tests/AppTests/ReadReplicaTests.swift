@@ -9,7 +9,7 @@ import Vapor
 /// replica, its rows told apart by their titles, its replay position set by hand.
 @Suite("Read replica")
 struct ReadReplicaTests {
-    @Test("a replica that has replayed the version answers; a lagging or unreachable one is skipped for the primary", .timeLimit(.minutes(2)))
+    @Test("a replica that has replayed the version answers; a lagging or unreachable one is skipped for the primary", .timeLimit(.minutes(10)))
     func lagRule() async throws {
         let primary = try await TestDatabase.create(), replica = try await TestDatabase.create()
         let app = try await Application.make(.testing)

@@ -103,6 +103,12 @@ final class JobRunner: Sendable {
     func shutdown() async {
         let running = tickers.withLockedValue { tickers in defer { tickers = [:] }; return Array(tickers.values) }
         for ticker in running { await ticker.shutdown() }
+        await spawnedFinished()
+    }
+
+    /// Waits until no one-off task is left (`spawn`): the second half of `shutdown()`, and how a
+    /// test waits for a batch job it started instead of polling the clock.
+    func spawnedFinished() async {
         // Until none is left: a task may have been spawned while the others were awaited.
         while let task = spawned.withLockedValue({ $0.tasks.values.first?.task }) {
             await task.value
