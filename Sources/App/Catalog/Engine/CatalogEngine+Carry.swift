@@ -88,11 +88,11 @@ extension CatalogEngine {
         // No request changes a memo being carried: copies (copy-on-write) are read outside its
         // lock, and let go before the memos change — removing in place then copies nothing.
         typealias Chain = [(to: Int, carry: MemoCarry)]
-        typealias Answers = (from: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])
-        var answers = memo.withLockedValue { memo -> Answers? in memo.chain.isEmpty ? nil : (memo.version, memo.chain, memo.answers, memo.older) }
-        typealias Search = (from: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [[String: [UInt8]]], synonyms: Synonyms)
+        typealias Answers = (from: Int, epoch: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])
+        var answers = memo.withLockedValue { memo -> Answers? in memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, memo.answers, memo.older) }
+        typealias Search = (from: Int, epoch: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [[String: [UInt8]]], synonyms: Synonyms)
         var search = searchMemo.withLockedValue { memo -> Search? in
-            memo.chain.isEmpty ? nil : (memo.version, memo.chain, [memo.expansions.current, memo.expansions.previous],
+            memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, [memo.expansions.current, memo.expansions.previous],
                                         [memo.meta.current, memo.meta.previous], memo.synonyms)
         }
         if answers != nil || search != nil { whileCarrying.withLockedValue { $0 }?() }
@@ -143,18 +143,18 @@ extension CatalogEngine {
                 if gone { goneMeta.append(key) }
             }
         }
-        let answerChain = answers.map { ($0.from, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.chain.map(\.to)) }
+        let answerChain = answers.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }
         let changesSomething = search?.chain.contains { !$0.carry.changesNothing } ?? false
         answers = nil
         search = nil
-        // The carried part of each chain goes; a chain emptied meanwhile (a change that did not
-        // follow) is left as it is.
-        func follows(_ version: Int, _ chain: Chain, _ carried: (Int, [Int])) -> Bool {
-            version == carried.0 && chain.count >= carried.1.count && zip(chain, carried.1).allSatisfy { $0.to == $1 }
+        // The carried part of each chain goes; a memo emptied meanwhile (a change that did not
+        // follow) is left as it is — even when it came back to the same version and chain (its epoch).
+        func follows(_ version: Int, _ epoch: Int, _ chain: Chain, _ carried: (Int, Int, [Int])) -> Bool {
+            version == carried.0 && epoch == carried.1 && chain.count >= carried.2.count && zip(chain, carried.2).allSatisfy { $0.to == $1 }
         }
         if let carried = answerChain {
             memo.withLockedValue { memo in
-                guard follows(memo.version, memo.chain, carried) else { return }
+                guard follows(memo.version, memo.epoch, memo.chain, carried) else { return }
                 for key in goneAnswers {
                     memo.answers.removeValue(forKey: key)
                     memo.older.removeValue(forKey: key)
@@ -164,26 +164,26 @@ extension CatalogEngine {
                     if memo.answers[key] != nil { memo.answers[key] = entry } else if memo.older[key] != nil { memo.older[key] = entry }
                 }
                 browsesPatched.wrappingAdd(patchedAnswers.count, ordering: .relaxed)
-                memo.version = carried.1.last!
-                memo.chain.removeFirst(carried.1.count)
+                memo.version = carried.2.last!
+                memo.chain.removeFirst(carried.2.count)
                 memo.joinNext()
             }
         }
         if let carried = searchChain {
             searchMemo.withLockedValue { memo in
-                guard follows(memo.version, memo.chain, carried) else { return }
+                guard follows(memo.version, memo.epoch, memo.chain, carried) else { return }
                 memo.expansions.remove(goneExpansions)
                 memo.meta.remove(goneMeta)
                 if changesSomething {
                     memo.suggestions.removeAll()
                     memo.causes.removeAll()
                 }
-                memo.version = carried.1.last!
-                memo.chain.removeFirst(carried.1.count)
+                memo.version = carried.2.last!
+                memo.chain.removeFirst(carried.2.count)
                 memo.joinNext()
             }
         }
-        return max(answerChain?.1.count ?? 0, searchChain?.1.count ?? 0)
+        return max(answerChain?.2.count ?? 0, searchChain?.2.count ?? 0)
     }
 
     /// Waits until the memos are carried through every change applied so far (tests; a snapshot's answers).

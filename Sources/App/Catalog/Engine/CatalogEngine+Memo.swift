@@ -36,6 +36,8 @@ extension CatalogEngine {
         /// were computed. The carry visits every kept answer, after the change, off the lock.
         static let limit = 32768
         var version = -1
+        /// Which memo this is (`MemoEpoch`): a new number when it is made or emptied (`removeAll`).
+        var epoch = MemoEpoch.next()
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
         /// The changes these answers are being carried through (`finishCarry`), in order: the
@@ -80,6 +82,7 @@ extension CatalogEngine {
         }
 
         mutating func removeAll() {
+            epoch = MemoEpoch.next()
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
             groups = [:]

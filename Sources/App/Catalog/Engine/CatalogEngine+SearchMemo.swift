@@ -2,6 +2,16 @@ import CatalogIndexing
 import Core
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
+
+/// A number no memo had before: an answer or search memo gets one when it is made or emptied, so
+/// a carry that read a memo cannot take a later one that came back to the same version and chain
+/// (a change that did not follow emptied it, then the same versions followed) for it
+/// (`finishCarry`): what it worked out from the old entries would be applied to new ones.
+enum MemoEpoch {
+    private static let last = Atomic<Int>(0)
+    static func next() -> Int { last.wrappingAdd(1, ordering: .relaxed).newValue }
+}
 
 /// What a search adds to its answer, kept per index version like the answers themselves: the
 /// expansion of each search word (typo walk, stems, the sound-alike check), and for answers no scope narrows,
@@ -20,6 +30,8 @@ struct SearchMemo {
     /// searches type again (~1 kB a word: ≤ 64 MB at the limit, both generations).
     static let expansionsLimit = 32768
     var version = -1
+    /// Which memo this is (`MemoEpoch`): every memo made anew has a number of its own.
+    var epoch = MemoEpoch.next()
     var synonyms = Synonyms()
     var expansions = Generations<[SearchExpansion]>(limit: expansionsLimit)
     /// A page's meta is bytes of up to 100 books' highlights: its generations also age past 32 MB.
