@@ -22,8 +22,9 @@ struct EngineCarryEpochTests {
         try await engine.build(on: app.db)
         #expect(EngineCarryTests.titles(engine, "q=owl") == ["Owl Babies", "Owl Moon"])
         let base = engine.memo.withLockedValue { $0.version }
-        let key = try #require(engine.memo.withLockedValue { $0.answers.keys.first { $0.contains("owl") } })
         let metaKey = try #require(engine.searchMemo.withLockedValue { $0.meta.current.keys.first { $0.contains("owl") } })
+        let key = CarryCheck.answerKey(ofMeta: metaKey)   // (the answer its meta was made from)
+        #expect(engine.memo.withLockedValue { $0.answers[key] } != nil)
         // The new memos' own entries (told apart by their contents) and their chain: the same
         // version, one change to the same version as the carry's — one that reaches nothing.
         let forms = [SearchExpansion.forms(of: "owl", synonyms: Synonyms())]
@@ -39,14 +40,20 @@ struct EngineCarryEpochTests {
                 guard first else { return }
                 let nothing = MemoCarry(lexemes: [String](), browsing: false)
                 engine.memo.withLockedValue { memo in
-                    let to = memo.chain.last!.to
+                    guard let to = memo.chain.last?.to else {
+                        Issue.record("the answers' carry has no chain")
+                        return
+                    }
                     memo.removeAll()
                     memo.version = base
                     memo.chain = [(to, nothing)]
                     memo.keep(CatalogEngine.AnswerMemo.Entry(newAnswer, ["owl"], forms, nil), key)
                 }
                 engine.searchMemo.withLockedValue { memo in
-                    let to = memo.chain.last!.to
+                    guard let to = memo.chain.last?.to else {
+                        Issue.record("the search memo's carry has no chain")
+                        return
+                    }
                     memo = SearchMemo(version: base, synonyms: memo.synonyms)
                     memo.chain = [(to, nothing)]
                     memo.meta.keep(newMeta, metaKey)

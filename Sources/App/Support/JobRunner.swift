@@ -106,8 +106,7 @@ final class JobRunner: Sendable {
         await spawnedFinished()
     }
 
-    /// Waits until no one-off task is left (`spawn`): the second half of `shutdown()`, and how a
-    /// test waits for a batch job it started instead of polling the clock.
+    /// Waits until no one-off task is left (`spawn`): the second half of `shutdown()`.
     func spawnedFinished() async {
         // Until none is left: a task may have been spawned while the others were awaited.
         while let task = spawned.withLockedValue({ $0.tasks.values.first?.task }) {
