@@ -41,6 +41,13 @@ struct CarryCheck {
         return verdict
     }
 
+    /// Whether the carry may reach an answer kept with `group`'s words (`reaches`): when not,
+    /// none of them is read (`AnswerMemo.carry`).
+    mutating func mayReach(_ group: WordGroup) -> Bool {
+        let verdict = verdict(group)
+        return verdict.vocabulary || verdict.sides != 0 || verdict.order || verdict.territorial
+    }
+
     /// The verdict for these words (and forms), each word's parts worked out once per check.
     mutating func verdict(_ words: [String], _ forms: [[String]]) -> WordVerdict {
         var verdict = WordVerdict()

@@ -88,8 +88,11 @@ extension CatalogEngine {
         // No request changes a memo being carried: copies (copy-on-write) are read outside its
         // lock, and let go before the memos change — removing in place then copies nothing.
         typealias Chain = [(to: Int, carry: MemoCarry)]
-        typealias Answers = (from: Int, epoch: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry])
-        var answers = memo.withLockedValue { memo -> Answers? in memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, memo.answers, memo.older) }
+        typealias Answers = (from: Int, epoch: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry],
+                             members: [AnswerMemo.Members])
+        var answers = memo.withLockedValue { memo -> Answers? in
+            memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, memo.answers, memo.older, [memo.members, memo.olderMembers])
+        }
         typealias Search = (from: Int, epoch: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [[String: [UInt8]]], synonyms: Synonyms)
         var search = searchMemo.withLockedValue { memo -> Search? in
             memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, [memo.expansions.current, memo.expansions.previous],
@@ -105,21 +108,10 @@ extension CatalogEngine {
             }
         }
         var answerChecks = checks(answers?.chain), searchChecks = checks(search?.chain)
-        func reached(_ entry: AnswerMemo.Entry, _ key: @autoclosure () -> String, _ checks: inout [CarryCheck]) -> Bool {
-            checks.indices.contains { checks[$0].reaches(entry, key()) }
-        }
-        var goneAnswers: [String] = [], patchedAnswers: [(String, AnswerMemo.Entry)] = [], goneExpansions: [String] = [], goneMeta: [String] = []
-        if let kept = answers {
-            // Gone when a change reaches it — unless it is a browse the change's books patch.
-            // (By index: the key of an answer that stays is not read — nor retained.)
-            for kept in [kept.current, kept.older] {
-                for index in kept.indices where reached(kept.values[index], kept.keys[index], &answerChecks) {
-                    let (key, entry) = kept[index]
-                    if entry.words.isEmpty, let answer = CarryCheck.carried(entry, key, &answerChecks) { patchedAnswers.append((key, entry.with(answer))) }
-                    else { goneAnswers.append(key) }
-                }
-            }
-        }
+        var goneExpansions: [String] = [], goneMeta: [String] = []
+        // Gone when a change reaches it — unless it is a browse the change's books patch; only
+        // the answers of the word groups a change may reach are read (`AnswerMemo.carry`).
+        let carriedAnswers = answers.map { kept in AnswerMemo.carry([(kept.current, kept.members[0]), (kept.older, kept.members[1])], &answerChecks) }
         if let kept = search {
             // A word's forms come with its kept expansion (made with the memo's synonyms).
             goneExpansions = kept.expansions.joined().compactMap { key, expansions in
@@ -155,15 +147,10 @@ extension CatalogEngine {
         if let carried = answerChain {
             memo.withLockedValue { memo in
                 guard follows(memo.version, memo.epoch, memo.chain, carried) else { return }
-                for key in goneAnswers {
-                    memo.answers.removeValue(forKey: key)
-                    memo.older.removeValue(forKey: key)
+                if let carriedAnswers {
+                    memo.apply(carriedAnswers)
+                    browsesPatched.wrappingAdd(carriedAnswers.patched.count, ordering: .relaxed)
                 }
-                // (Where it is now: a request may have moved it to the newer generation meanwhile.)
-                for (key, entry) in patchedAnswers {
-                    if memo.answers[key] != nil { memo.answers[key] = entry } else if memo.older[key] != nil { memo.older[key] = entry }
-                }
-                browsesPatched.wrappingAdd(patchedAnswers.count, ordering: .relaxed)
                 memo.version = carried.2.last!
                 memo.chain.removeFirst(carried.2.count)
                 memo.joinNext()

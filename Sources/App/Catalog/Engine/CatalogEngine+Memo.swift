@@ -40,6 +40,8 @@ extension CatalogEngine {
         var epoch = MemoEpoch.next()
         var answers: [String: Entry] = [:]
         var older: [String: Entry] = [:]
+        /// Their keys by word group, per generation: what a carry visits (`Members`).
+        var members = Members(), olderMembers = Members()
         /// The changes these answers are being carried through (`finishCarry`), in order: the
         /// versions they lead to and their carries. Until they are, an answer at the last one is
         /// served from them when no carry of the chain reaches it (`CarryCheck`), else computed
@@ -77,8 +79,8 @@ extension CatalogEngine {
         }
 
         mutating func keep(_ entry: Entry, _ key: String) {
-            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:] }
-            answers[key] = entry
+            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members() }
+            if answers.updateValue(entry, forKey: key)?.group !== entry.group { members.add(key, entry.group) }
         }
 
         mutating func removeAll() {
@@ -86,6 +88,8 @@ extension CatalogEngine {
             answers.removeAll(keepingCapacity: true)
             older.removeAll()
             groups = [:]
+            members = Members()
+            olderMembers = Members()
             chain = []
             next = (-1, [:])
         }

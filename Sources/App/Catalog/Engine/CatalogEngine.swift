@@ -126,7 +126,7 @@ final class CatalogEngine: @unchecked Sendable {
             index = loaded
             version = loadedVersion
             categoryInfos = nil
-            memo.withLockedValue { $0 = AnswerMemo(version: loadedVersion, answers: answers) }
+            memo.withLockedValue { $0 = AnswerMemo(version: loadedVersion, loaded: answers) }
         }
         Self.returnFreedMemory()
     }
