@@ -80,6 +80,10 @@ public struct MemoCarry: Sendable {
         self.changed = vocabulary == nil ? nil : changed
     }
 
+    /// Whether no lexeme comes into or leaves the catalog (known when the changed books are read
+    /// one by one): no word's expansion can change (`WordReach.vocabulary`).
+    public var keepsVocabulary: Bool { vocabulary?.whole.isEmpty ?? false }
+
     /// `mayMatch(word)`, or one of `forms` (the word's forms and stem tokens) is a changed
     /// book's lexeme, or a changed book has a word that sounds like it.
     public func mayMatch(_ word: String, forms: [String]) -> Bool { lexicon.mayMatch(word, forms: forms) }

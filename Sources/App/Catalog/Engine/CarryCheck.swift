@@ -161,6 +161,11 @@ struct CarryCheck {
     /// whose title, author, language or translations changed (its highlights).
     func metaStays(with entry: CatalogEngine.AnswerMemo.Entry?, answerReached: Bool) -> Bool {
         guard let entry, !answerReached else { return false }
-        return entry.answer.total >= SearchMeta.fewResults && !carry.reachesPage(entry.answer.ids)
+        return Self.metaStays(with: entry, through: carry)
+    }
+
+    /// Whether a page's meta stays with its answer, kept and not reached (`metaStays(with:answerReached:)`), through `carry`.
+    static func metaStays(with entry: CatalogEngine.AnswerMemo.Entry, through carry: MemoCarry) -> Bool {
+        entry.answer.total >= SearchMeta.fewResults && !carry.reachesPage(entry.answer.ids)
     }
 }

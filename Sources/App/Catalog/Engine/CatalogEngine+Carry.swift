@@ -1,4 +1,5 @@
 import CatalogIndexing
+import Foundation
 import Core
 import NIOConcurrencyHelpers
 
@@ -59,9 +60,24 @@ extension CatalogEngine {
         carrying.withLockedValue { state in
             guard !state.running else { return }
             state.running = true
-            state.task = Task { self.carryChains() }
+            state.task = Task { await self.carryOnItsThread() }
         }
     }
+
+    /// `carryChains` on a thread of its own, at a lower priority than the server's (nice
+    /// `carryNice`): a carry is milliseconds of work in one go, and in a task it held one of the
+    /// cooperative pool's threads — on two cores, one of the two every request's handler runs on.
+    private func carryOnItsThread() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.carryNice)   // (0: this thread, on Linux)
+                self.carryChains()
+                done.resume()
+            }.start()
+        }
+    }
+
+    static let carryNice: Int32 = ProcessInfo.processInfo.environment["STORYTIME_CARRY_NICE"].flatMap { Int32($0) } ?? 0
 
     /// `finishCarry` until no chain is left, counted and timed (`carries`).
     private func carryChains() {
@@ -108,33 +124,15 @@ extension CatalogEngine {
             }
         }
         var answerChecks = checks(answers?.chain), searchChecks = checks(search?.chain)
-        var goneExpansions: [String] = [], goneMeta: [String] = []
         // Gone when a change reaches it — unless it is a browse the change's books patch; only
         // the answers of the word groups a change may reach are read (`AnswerMemo.carry`).
         let carriedAnswers = answers.map { kept in AnswerMemo.carry([(kept.current, kept.members[0]), (kept.older, kept.members[1])], &answerChecks) }
-        if let kept = search {
-            // A word's forms come with its kept expansion (made with the memo's synonyms).
-            goneExpansions = kept.expansions.joined().compactMap { key, expansions in
-                searchChecks.indices.contains { searchChecks[$0].reaches(expansionsOf: key, expansions, synonyms: kept.synonyms) } ? key : nil
-            }
-            // (The dictionaries bound once: this runs for every kept page; its answer checked
-            // again — the verdicts are known by now — rather than looked up among those gone.
-            // Only answers at the pages' own version: the chains may start from different ones,
-            // and an older answer may not be the one a page's meta was made from — then they go.)
-            let sameBase = answers?.from == kept.from
-            let current = sameBase ? answers?.current ?? [:] : [:], older = sameBase ? answers?.older ?? [:] : [:]
-            // (The keys read from the generations themselves, not copied into an array; the
-            // verdict worked out before `metaStays` is called, or the check is copied to call it.)
-            for key in kept.meta.lazy.map(\.keys).joined() {
-                let answer = CarryCheck.answerKey(ofMeta: key)
-                let entry = current[answer] ?? older[answer]
-                let gone = searchChecks.indices.contains { i in
-                    let reached = entry.map { searchChecks[i].reaches($0, answer) } ?? true
-                    return !searchChecks[i].metaStays(with: entry, answerReached: reached)
-                }
-                if gone { goneMeta.append(key) }
-            }
-        }
+        let sameBase = answers != nil && answers?.from == search?.from
+        if sameBase && answers?.chain.map(\.to) == search?.chain.map(\.to) { searchChecks = answerChecks }
+        let (goneExpansions, goneMeta) = search.map { kept in
+            SearchMemo.carry(expansions: kept.expansions, meta: kept.meta, synonyms: kept.synonyms,
+                             answers: sameBase ? answers.map { ($0.current, $0.older) } : nil, &searchChecks)
+        } ?? ([], [])
         let answerChain = answers.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }
         let changesSomething = search?.chain.contains { !$0.carry.changesNothing } ?? false
         answers = nil
