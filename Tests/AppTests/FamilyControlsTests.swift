@@ -264,6 +264,8 @@ struct FamilyControlsTests {
         let parent = try await app.makeParent()
         let child = parent.children[0]
         let zone = Self.daytimeZone()
+        // The app's clock stopped: the Retry-Afters below are exact however long the requests take.
+        let frozen = app.freezeClock()
         #expect(try await app.send(.PATCH, "/api/v1/me", token: parent.token, json: #"{"time_zone": "\#(zone)"}"#).status == .ok)
         for book in [shelf.young, shelf.plain] {
             try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: book))").run()
@@ -278,9 +280,9 @@ struct FamilyControlsTests {
         var today = try await app.get("/api/v1/children/\(child)/today", token: parent.token).dataObject
         #expect(today["minutes_used"] as? Int == 5 && today["minutes_left"] as? Int == 5 && today["can_play"] as? Bool == true)
         #expect(try await play(shelf.young, 660).status == .created)
-        let asked = Date()
+        let asked = frozen
         let refused = try await play(shelf.plain, 10)
-        let answered = Date()
+        let answered = app.now
         #expect(try Self.problem(refused).code == "time_limit_reached" && refused.status == .forbidden)
         let clock = FamilyClock(timeZone: zone)!
         let midnight = clock.day(containing: asked).end
@@ -289,14 +291,14 @@ struct FamilyControlsTests {
         #expect(retry >= midnight.timeIntervalSince(answered) - 1 && retry <= midnight.timeIntervalSince(asked) + 1, "Retry-After \(retry)")
         today = try await app.get("/api/v1/children/\(child)/today", token: parent.token).dataObject
         #expect(today["minutes_used"] as? Int == 11 && today["minutes_left"] as? Int == 0 && today["can_play"] as? Bool == false)
-        #expect(today["blocked_reason"] as? String == "time_limit_reached" && today["date"] as? String == clock.date(of: Date()))
+        #expect(today["blocked_reason"] as? String == "time_limit_reached" && today["date"] as? String == clock.date(of: frozen))
         #expect(try await app.sql.raw("SELECT count(*) AS n FROM plays WHERE child_id = \(bind: child)").first()!.decode(column: "n", as: Int.self) == 2)
         // Plays that arrived yesterday do not count today (the budget follows arrival: recorded_at).
-        let yesterday = clock.day(containing: Date()).start.addingTimeInterval(-60)
+        let yesterday = clock.day(containing: frozen).start.addingTimeInterval(-60)
         try await app.sql.raw("UPDATE plays SET played_at = \(bind: yesterday), recorded_at = \(bind: yesterday) WHERE child_id = \(bind: child)").run()
         #expect(try await play(shelf.plain, 10).status == .created)
         // Bedtime from an hour ago to an hour ahead (local wall time).
-        let now = clock.calendar.dateComponents([.hour, .minute], from: Date())
+        let now = clock.calendar.dateComponents([.hour, .minute], from: frozen)
         let minutes = (now.hour ?? 0) * 60 + (now.minute ?? 0)
         let start = TimeOfDay(minutes: (minutes + 1440 - 60) % 1440)!, end = TimeOfDay(minutes: (minutes + 61) % 1440)!
         #expect(try await Self.put(app, child, #"{"daily_minutes": null, "bedtime": {"start": "\#(start.text)", "end": "\#(end.text)"}}"#, token: parent.token).status == .ok)

@@ -15,23 +15,36 @@ struct PlaybackGrantTests {
         try await app.send(.POST, "/api/v1/children/\(child)/library/\(book)/playback", token: token)
     }
 
-    /// The grant's fields, its token checked under the playback key; the seconds from `asked` to its expiry.
-    /// (`seconds` run from before the request was sent: a loaded machine may take a while to answer.)
+    /// The grant's fields, its token checked under the playback key; the seconds from `asked` (the
+    /// app's clock: the tests stop it, so that they are exact however long the request takes) to its expiry.
     static func granted(_ app: Application, child: Int, book: Int, token: String) async throws -> (reason: String, seconds: Double, payload: PlaybackGrant, url: String, expires: Date) {
-        let asked = Date()
+        let asked = app.now
         let response = try await Self.grant(app, child: child, book: book, token: token)
         guard response.status == .created else { throw TestFailure("grant: \(response.status) \(response.body.string)") }
         #expect(response.headers.first(name: .cacheControl) == "no-store")
         let data = try response.dataObject
         let token = try #require(data["token"] as? String)
         let expiresText = try #require(data["expires_at"] as? String)
-        let payload = try await app.playbackKeys.keys.verify(token, as: PlaybackGrant.self)
+        let payload = try await app.playbackKeys.keys.verify(token, as: ClockedGrant.self).grant
+        try payload.exp.verifyNotExpired(currentDate: app.now)
         let expires = try #require(Instants.dateTime(expiresText))
         #expect(abs(payload.exp.value.timeIntervalSince(expires)) < 1)
         return (try #require(data["expires_because"] as? String), expires.timeIntervalSince(asked), payload, try #require(data["url"] as? String), expires)
     }
 
     static func code(_ response: TestingHTTPResponse) -> String? { try? response.json["code"] as? String }
+
+    /// A grant verified as `PlaybackGrant` is (signature, audience) but for its expiry, which
+    /// `granted` checks against the app's clock: the tests stop it, and a grant of six minutes from
+    /// then may be past its end by the wall clock jwt-kit reads when the machine is slow.
+    struct ClockedGrant: JWTPayload {
+        let grant: PlaybackGrant
+        init(from decoder: any Decoder) throws { grant = try PlaybackGrant(from: decoder) }
+        func encode(to encoder: any Encoder) throws { try grant.encode(to: encoder) }
+        func verify(using algorithm: some JWTAlgorithm) async throws {
+            try grant.aud.verifyIntendedAudience(includes: PlaybackGrant.audience)
+        }
+    }
 
     @Test("a grant: signed for the asset, book and child; six hours at most; the rights' end; never a parent token; no grant for another family", .app)
     func grantBasics() async throws {
@@ -45,8 +58,9 @@ struct PlaybackGrantTests {
             try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: id))").run()
         }
         let asset = try await app.sql.raw("SELECT id FROM video_assets WHERE book_id = \(bind: book)").first()!.decode(column: "id", as: Int.self)
+        app.freezeClock()
         let plain = try await Self.granted(app, child: child, book: book, token: parent.token)
-        #expect(plain.reason == "max_lifetime" && (6 * 3600 - 1...6 * 3600 + 120).contains(plain.seconds), "\(plain)")
+        #expect(plain.reason == "max_lifetime" && plain.seconds == 6 * 3600, "\(plain)")
         #expect(plain.payload.sub.value == String(asset) && plain.payload.book == book && plain.payload.child == child)
         #expect(plain.payload.aud.value == [PlaybackGrant.audience])
         #expect(plain.url == "\(app.settings.playbackBaseURL)/\(asset).m3u8")
@@ -88,20 +102,21 @@ struct PlaybackGrantTests {
             try await app.sql.raw("INSERT INTO library_entries (child_id, book_id) VALUES (\(bind: child), \(bind: id))").run()
         }
         let clock = FamilyClock(timeZone: zone)!
-        let now = clock.calendar.dateComponents([.hour, .minute], from: Date())
+        let frozen = app.freezeClock()   // the server's now, for the bedtimes and the minutes left
+        let now = clock.calendar.dateComponents([.hour, .minute], from: frozen)
         let minutes = (now.hour ?? 0) * 60 + (now.minute ?? 0)
         // Bedtime in 90 minutes (whole wall-clock minutes: 89–91 minutes from now).
         let start = TimeOfDay(minutes: (minutes + 90) % 1440)!, end = TimeOfDay(minutes: (minutes + 300) % 1440)!
         #expect(try await FamilyControlsTests.put(app, child, #"{"bedtime": {"start": "\#(start.text)", "end": "\#(end.text)"}}"#, token: parent.token).status == .ok)
         let bedtime = try await Self.granted(app, child: child, book: book, token: parent.token)
-        let bedtimeStart = clock.bedtime(Bedtime(start: start, end: end)!, around: Date()).start
+        let bedtimeStart = clock.bedtime(Bedtime(start: start, end: end)!, around: frozen).start
         #expect(bedtime.reason == "bedtime" && bedtime.expires == bedtimeStart, "\(bedtime) \(bedtimeStart)")
         // 10 minutes a day, 4 used: the grant ends in 6 minutes (before the bedtime).
         #expect(try await FamilyControlsTests.put(app, child, #"{"daily_minutes": 10}"#, token: parent.token).status == .ok)
         #expect(try await app.send(.POST, "/api/v1/children/\(child)/library/\(book)/plays", token: parent.token,
                                    json: #"{"position_seconds": 240, "completed": false}"#).status == .created)
         let limited = try await Self.granted(app, child: child, book: book, token: parent.token)
-        #expect(limited.reason == "time_limit" && (359...480).contains(limited.seconds), "\(limited)")
+        #expect(limited.reason == "time_limit" && limited.seconds == 360, "\(limited)")
         // The minutes used up: 403 time_limit_reached with Retry-After, like a play.
         #expect(try await app.send(.POST, "/api/v1/children/\(child)/library/\(book)/plays", token: parent.token,
                                    json: #"{"position_seconds": 600, "completed": false}"#).status == .created)
@@ -156,10 +171,10 @@ struct PlaybackGrantTests {
         // 30 minutes: each grant reserves its 5-minute book and lives 15 minutes (pauses) while more than
         // that is left; then the minutes left end it. Six grants spend the day, whichever books.
         var reasons: [String] = []
+        app.freezeClock()
         for index in 0..<6 {
             let granted = try await Self.granted(app, child: child, book: books[index % 3], token: parent.token)
-            // From before the request was sent: a loaded machine may take seconds to answer.
-            if index == 0 { #expect((899...930).contains(granted.seconds.rounded()), "\(granted.seconds)") }
+            if index == 0 { #expect(granted.seconds == 900, "\(granted.seconds)") }
             reasons.append(granted.reason)
         }
         #expect(reasons == ["book_length", "book_length", "book_length", "time_limit", "time_limit", "time_limit"], "\(reasons)")

@@ -37,13 +37,14 @@ struct SecurityRound4ParentAPITests {
             #expect(try await FamilyControlsTests.put(app, child, #"{"daily_minutes": 2}"#, token: parent.token).status == .ok)
         }
         let (ada, ben) = (parent.children[0], parent.children[1])
+        // The app's clock stopped: a grant's expiry is exactly its seconds from now, however long
+        // the request takes on a loaded machine.
+        let asked = app.freezeClock()
         // One by one: the first grant takes the two minutes, the next ones get the play's 403.
-        let asked = Date()
         let first = try await Self.grant(app, child: ada, book: book, token: parent.token)
         let firstSeconds = try #require(try Self.seconds(first, asked: asked), "\(first.status) \(first.body.string)")
         let firstReason = try first.dataObject["expires_because"] as? String
-        // Measured from before the request was sent: a loaded machine may take a few seconds to answer.
-        #expect(firstSeconds <= 125 && firstReason == "time_limit", "\(firstSeconds) \(String(describing: firstReason))")
+        #expect(firstSeconds == 120 && firstReason == "time_limit", "\(firstSeconds) \(String(describing: firstReason))")
         #expect(try await app.count("SELECT COALESCE(sum(seconds), 0) AS n FROM playback_reservations WHERE child_id = \(bind: ada)") == 120)
         for _ in 0..<3 {
             let again = try await Self.grant(app, child: ada, book: book, token: parent.token)
@@ -51,20 +52,19 @@ struct SecurityRound4ParentAPITests {
             #expect(again.headers.first(name: "Retry-After") != nil)
         }
         // Released together: the grants given add up to the budget at most.
-        let started = Date()
         let answers = try await Self.together(4) { _ in try await Self.grant(app, child: ben, book: book, token: parent.token) }
         #expect(answers.allSatisfy { $0.status == .created || Self.code($0) == "time_limit_reached" }, "\(answers.map(\.status))")
-        let granted = try answers.compactMap { try Self.seconds($0, asked: started) }
-        #expect(granted.count == 1 && granted.reduce(0, +) <= 125, "\(granted)")
+        let granted = try answers.compactMap { try Self.seconds($0, asked: asked) }
+        #expect(granted == [120], "\(granted)")
         #expect(try await app.count("SELECT COALESCE(sum(seconds), 0) AS n FROM playback_reservations WHERE child_id = \(bind: ben)") == 120)
         // A play recorded against the grant moves its seconds from the reservation to the plays:
         // 60 s watched, 60 s still reserved — nothing more to grant.
         #expect(try await app.send(.POST, "/api/v1/children/\(ada)/library/\(book)/plays", token: parent.token,
                                    json: #"{"position_seconds": 60, "completed": false}"#).status == .created)
         #expect(Self.code(try await Self.grant(app, child: ada, book: book, token: parent.token)) == "time_limit_reached")
-        // The grant over (its expiry moved to the past rather than waited for): its unplayed minute
-        // stays spent today (the token could be watched to its end) — no second grant; /today counts it.
-        try await app.sql.raw("UPDATE playback_reservations SET expires_at = now() - interval '1 second' WHERE child_id = \(bind: ada)").run()
+        // The grant over (its expiry moved to the past of the app's clock rather than waited for): its unplayed
+        // minute stays spent today (the token could be watched to its end) — no second grant; /today counts it.
+        try await app.sql.raw("UPDATE playback_reservations SET expires_at = \(bind: app.now.addingTimeInterval(-1)) WHERE child_id = \(bind: ada)").run()
         let ended = try await Self.grant(app, child: ada, book: book, token: parent.token)
         #expect(ended.status == .forbidden && Self.code(ended) == "time_limit_reached", "\(ended.status) \(ended.body.string)")
         let today = try await app.get("/api/v1/children/\(ada)/today", token: parent.token).dataObject

@@ -68,6 +68,16 @@ extension Application {
         }
         return ParentFixture(id: id, children: childIDs, token: token)
     }
+
+    /// Stops the app's clock at the current whole second and returns that instant: what the server
+    /// works out from its clock (a grant's expiry, a Retry-After) is then exact, however long the
+    /// requests take on a loaded machine. Move it with `appServices.clock.advance(by:)`.
+    @discardableResult
+    func freezeClock() -> Date {
+        let instant = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        appServices.clock.set(to: instant)
+        return instant
+    }
 }
 
 extension String {
