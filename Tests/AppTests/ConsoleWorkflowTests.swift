@@ -53,7 +53,9 @@ struct ConsoleWorkflowTests {
             #expect(qr.status == .ok && qr.body.string.contains("<svg"))
             let wrong = try await admin.post("/admin/account/two-factor/enable", [("code", "000000")])
             #expect(wrong.status == .badRequest && wrong.html.contains("does not match"))
-            let step = StaffTOTP.step(at: Date())
+            // The app's clock stopped (codes are checked against it): a code is read and checked at one
+            // instant, however long the request takes on a loaded machine.
+            let step = StaffTOTP.step(at: app.freezeClock())
             let enabled = try await admin.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: secret, step: step))])
             #expect(enabled.status == .ok)
             let codes = enabled.html.components(separatedBy: "<li><code>").dropFirst().map { String($0.prefix { $0 != "<" }) }
@@ -72,8 +74,9 @@ struct ConsoleWorkflowTests {
             let ticket = try #require(Self.value("ticket", in: second.html))
             let replay = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: step))])
             #expect(replay.status == .unauthorized)
-            // The next step's code, or the current one if a slow machine has moved past it (either is within the drift).
-            let later = max(StaffTOTP.step(at: Date()), step + 1)
+            // Thirty seconds later by the app's clock: the next step's code.
+            app.appServices.clock.advance(by: 30)
+            let later = step + 1
             let next = try await browser.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: later))])
             #expect(next.status == .seeOther)
             #expect(try await browser.get("/admin/books").status == .ok)
@@ -118,7 +121,7 @@ struct ConsoleWorkflowTests {
             // An admin resets another's; the other signs in with the password alone.
             let editor = try await app.console(role: .editor, email: "ed@storytime.test")
             let editorSecret = try Self.secret(in: try await editor.get("/admin/account/two-factor").html)
-            #expect(try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: editorSecret, step: StaffTOTP.step(at: Date())))]).status == .ok)
+            #expect(try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: editorSecret, step: StaffTOTP.step(at: app.now)))]).status == .ok)
             let edID = try await app.sql.raw("SELECT id FROM staff_users WHERE email = 'ed@storytime.test'").first()!.decode(column: "id", as: Int.self)
             #expect(try await editor.post("/admin/staff_users/\(edID)/two-factor", []).status == .forbidden)
             #expect(try await admin.post("/admin/staff_users/\(edID)/two-factor", []).status == .seeOther)

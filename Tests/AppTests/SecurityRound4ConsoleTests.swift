@@ -155,7 +155,9 @@ struct SecurityRound4ConsoleTests {
         for _ in 0..<LoginThrottle.perEmail {
             #expect(try await editor.post("/admin/account/two-factor/enable", [("code", "000000")]).status == .badRequest)
         }
-        let step = StaffTOTP.step(at: Date())
+        // The app's clock stopped (codes are checked against it): the code stays this step's through the
+        // `staff unlock` child process, which a full parallel run on two cores can slow to minutes.
+        let step = StaffTOTP.step(at: app.freezeClock())
         let locked = try await editor.post("/admin/account/two-factor/enable", [("code", StaffTOTP.code(secret: secret, step: step))])
         #expect(locked.status == .tooManyRequests && locked.html.contains("Too many wrong codes"))
         #expect(Int(locked.headers.first(name: .retryAfter) ?? "") ?? 0 > 0)

@@ -20,14 +20,15 @@ struct StaffTwoFactorKeyTests {
     }
 
     /// Password, then the code of the step now (at least `notBefore`: a step is used once) — the
-    /// step read when the code is typed, as a phone shows it: on a loaded machine the password
-    /// alone may take longer than the server's drift allows. The answer's status (303 signed in).
+    /// step read when the code is typed, as a phone shows it, and the app's clock (which checks it)
+    /// stopped there: on a loaded machine one request may take longer than the server's drift
+    /// allows. The answer's status (303 signed in).
     static func signIn(_ app: Application, secret: [UInt8], notBefore: Int64 = 0) async throws -> HTTPStatus {
         let browser = ConsoleClient(app)
         try await browser.get("/admin/login")
         let page = try await browser.post("/admin/login", [("email", email), ("password", "staff password")])
         let ticket = try #require(ConsoleWorkflowTests.value("ticket", in: page.html))
-        let step = max(StaffTOTP.step(at: Date()), notBefore)
+        let step = max(StaffTOTP.step(at: app.freezeClock()), notBefore)
         return try await browser.post("/admin/login/code", [("ticket", ticket), ("code", StaffTOTP.code(secret: secret, step: step))]).status
     }
 
@@ -54,7 +55,7 @@ struct StaffTwoFactorKeyTests {
             #expect(try await Self.signIn(app, secret: Array(secret.reversed())) == .unauthorized)
             #expect(try await Self.stored(app) == before)
 
-            let used = StaffTOTP.step(at: Date())
+            let used = StaffTOTP.step(at: app.now)
             #expect(try await Self.signIn(app, secret: secret, notBefore: used) == .seeOther)
             let after = try await Self.stored(app)
             #expect(after != before && legacy.open(after) == nil)
