@@ -9,24 +9,35 @@ import Vapor
 /// time, by a lease that holds no connection while the job works.
 @Suite("Background jobs")
 struct JobRunnerTests {
-    @Test("two instances running one job together: one runs it, the other skips its turn; the lease is free again after", .app)
+    @Test("two instances running one job together: one runs it, the other skips its turn; the lease is free again after", .app,
+          .timeLimit(.minutes(10)))   // a hang guard: a lease that made the other instance wait would never end
     func oneInstanceAtATime() async throws {
         let app = try app()
         let (first, second) = (JobRunner(), JobRunner())
         let running = NIOLockedValueBox(0), most = NIOLockedValueBox(0)
+        // The overlap is made certain, not hoped for with a sleep: the work that starts waits until the
+        // other instance's turn is over (it skipped) — or until a second run of the work starts (the
+        // rule broken: then both go on, and `most` says 2 rather than the test hanging).
+        let gate = Gate()
         let job = Job("test job", every: .seconds(3600), .oneInstanceAtATime) {
             let now = running.withLockedValue { $0 += 1; return $0 }
             most.withLockedValue { $0 = max($0, now) }
-            try await Task.sleep(for: .milliseconds(300))
+            if now > 1 { await gate.open() }
+            await gate.wait()
             running.withLockedValue { $0 -= 1 }
         }
-        async let a = first.run(job, database: app.db)
-        async let b = second.run(job, database: app.db)
+        func turn(_ runner: JobRunner) async throws -> Bool {
+            let ran = try await runner.run(job, database: app.db)
+            if !ran { await gate.open() }
+            return ran
+        }
+        async let a = turn(first)
+        async let b = turn(second)
         let ran = try await [a, b]
         #expect(ran.filter { $0 }.count == 1, "\(ran)")
         #expect(most.withLockedValue { $0 } == 1)
         // Released: the other instance takes it next time.
-        #expect(try await second.run(job, database: app.db))
+        #expect(try await second.run(job, database: app.db))   // (the gate is open now)
         // A job that fails releases its lease too.
         struct Failed: Error {}
         let failing = Job("test job", every: .seconds(3600), .oneInstanceAtATime) { throw Failed() }
@@ -51,5 +62,22 @@ struct JobRunnerTests {
             return try await group.next()!
         }
         #expect(ran)
+    }
+
+    /// Shut until opened once; then open for good.
+    actor Gate {
+        private var isOpen = false
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        func open() {
+            isOpen = true
+            for waiter in waiting { waiter.resume() }
+            waiting = []
+        }
+
+        func wait() async {
+            if isOpen { return }
+            await withCheckedContinuation { waiting.append($0) }
+        }
     }
 }
