@@ -33,8 +33,10 @@ struct CommandLineTests {
 
     /// Runs `process` (from `process(_:databaseURL:)`) to its end. One still running after
     /// `deadline` is killed and the test fails naming the command: a hung command must be one
-    /// failed test, not a test run (and CI) stuck until its own time limit.
-    static func run(_ process: Process, deadline: Duration = .seconds(120)) throws -> Run {
+    /// failed test, not a test run (and CI) stuck until its own time limit. The deadline is a hang
+    /// guard, not a measure: ten minutes, as a command that takes a second alone can take minutes
+    /// in a full parallel run on two cores.
+    static func run(_ process: Process, deadline: Duration = .seconds(600)) throws -> Run {
         // Errors go to a file, so a child writing much of them never waits on a full pipe while
         // its output is read to its end.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("storytime-cli-\(UUID().uuidString).err")
@@ -95,12 +97,14 @@ struct CommandLineTests {
 
     @Test("a command still running at its deadline is killed and fails the test, naming it")
     func deadline() throws {
-        let stuck = Self.process(["30"], databaseURL: "postgres://unused")
+        // Ten minutes of sleep: it cannot end of itself before the one-second deadline, however late
+        // a loaded machine fires the kill.
+        let stuck = Self.process(["600"], databaseURL: "postgres://unused")
         stuck.executableURL = URL(fileURLWithPath: "/bin/sleep")
         try withKnownIssue {
             let run = try Self.run(stuck, deadline: .seconds(1))
             #expect(run.status == SIGKILL)
-        } matching: { $0.description.contains("`App 30` had not exited after 1.0 seconds") }
+        } matching: { $0.description.contains("`App 600` had not exited after 1.0 seconds") }
     }
 
     @Test("an unreachable database is one line and a non-zero exit")
@@ -135,8 +139,11 @@ struct CommandLineTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Wait until the seed is inside its transaction and has written rows, then kill it (SIGKILL: no clean-up runs).
+        // Polled while the seed runs, under a ten-minute hang guard: starting a debug binary and getting
+        // into the seed can take minutes in a full parallel run on two cores.
         var writing = false
-        for _ in 0..<200 where !writing {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while !writing && process.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
             let rows = try await TestDatabase.admin(rows: """
                 SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = '\(database)' AND state = 'active' AND xact_start < now() - interval '300 milliseconds'
@@ -149,7 +156,8 @@ struct CommandLineTests {
         #expect(process.terminationReason == .uncaughtSignal)
         // PostgreSQL ends the orphaned backend's transaction when it notices the closed socket.
         var left = -1
-        for _ in 0..<100 {
+        let closed = ContinuousClock.now + .seconds(600)
+        while ContinuousClock.now < closed {
             left = try await TestDatabase.admin(rows: "SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = '\(database)' AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
             if left == 0 { break }
             try await Task.sleep(for: .milliseconds(100))

@@ -193,8 +193,10 @@ struct SearchTests {
         try await search("walrus", parents[1], engine: false)
         for parent in parents { try await search("Zebras  ZEBRAS", parent) }
         try await search("zebras", parents[0], engine: false)
-        // The causes are worked out after the answer is sent.
-        for _ in 0..<100 {
+        // The causes are worked out after the answer is sent: polled under a hang guard, not a count of
+        // polls (a full parallel run on two cores can take far longer than the two seconds 100 polls were).
+        let deadline = ContinuousClock.now + .seconds(600)
+        while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             do { try await misses.flush(on: app.sql) } catch { Issue.record("\(String(reflecting: error))"); break }
             let n = try await app.sql.raw("SELECT COALESCE(sum(searches), 0)::int AS n FROM search_misses").first()!.decode(column: "n", as: Int.self)
@@ -228,7 +230,8 @@ struct SearchTests {
             let response = try await app.get("/api/v1/catalog/books?q=zebras", token: parent.token)
             #expect(try response.meta["total_count"] == 0, "\(response.body.string.prefix(300))")
         }
-        for _ in 0..<100 {   // (the cause is worked out after the answer is sent)
+        let deadline = ContinuousClock.now + .seconds(600)   // a hang guard: the cause is worked out after the answer is sent
+        while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             try await app.appServices.searchMisses.flush(on: app.sql)
             let n = try await app.sql.raw("SELECT COALESCE(sum(searches), 0)::int AS n FROM search_misses").first()!.decode(column: "n", as: Int.self)

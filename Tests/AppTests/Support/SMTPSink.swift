@@ -113,8 +113,9 @@ final class SMTPSink: @unchecked Sendable {
         }
     }
 
-    /// Waits (up to `seconds`) until `count` messages to `recipient` have arrived; returns them.
-    func mails(to recipient: String, count: Int = 1, within seconds: Double = 30) async throws -> [Mail] {
+    /// Waits (up to `seconds`) until `count` messages to `recipient` have arrived; returns them. The
+    /// wait is a hang guard (ten minutes): a full parallel run on two cores can take minutes to deliver.
+    func mails(to recipient: String, count: Int = 1, within seconds: Double = 600) async throws -> [Mail] {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             let mails = try received().filter { $0.to.contains(recipient) }

@@ -17,8 +17,8 @@ enum TestDatabase {
 
     static let prefix = "st_\(ProcessInfo.processInfo.processIdentifier)_"
     static let templateName = prefix + "template"
-    /// A first connection on a loaded CI machine (forty suites in parallel) can take seconds.
-    static let connectTimeout: TimeAmount = .seconds(30)
+    /// A first connection on a loaded CI machine (every suite at once on two cores) can take many seconds.
+    static let connectTimeout: TimeAmount = .seconds(60)
 
     static let logger: Logger = {
         var logger = Logger(label: "test-database")

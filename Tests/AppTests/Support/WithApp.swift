@@ -67,8 +67,9 @@ func testSettings(database: String) -> Settings {
              jwtSecret: "test-jwt-secret-that-is-long-enough-0123456789",
              sessionSecret: "test-session-secret-that-is-long-enough-0123456789",
              databasePoolPerLoop: 4, bcryptCost: 4, tokenLifetime: 3600,
-             // a first connection on a loaded CI machine (forty suites in parallel) can take seconds
-             databaseConnectTimeout: 15, healthTimeout: 15)
+             // a first connection on a loaded CI machine (every suite at once on two cores) can take many
+             // seconds, and a request may wait that long for a pooled one (the pool's timeout is the same)
+             databaseConnectTimeout: 60, healthTimeout: 60)
     // Suites send hundreds of requests with one token; the budget has its own test.
     settings.rateLimitRequests = 0
     // Suites sign in as admins without a second factor; its own tests require it.
