@@ -64,20 +64,18 @@ extension CatalogEngine {
         }
     }
 
-    /// `carryChains` on a thread of its own, at a lower priority than the server's (nice
-    /// `carryNice`): a carry is milliseconds of work in one go, and in a task it held one of the
-    /// cooperative pool's threads — on two cores, one of the two every request's handler runs on.
+    /// `carryChains` on a thread of its own: a carry is milliseconds of work in one go, and in a
+    /// task it held one of the cooperative pool's threads — on two cores, one of the two every
+    /// request's handler runs on. (At a lower priority, nice 10, carries took twice as long and
+    /// the requests meanwhile vetted more kept answers on the spot: not kept.)
     private func carryOnItsThread() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread {
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.carryNice)   // (0: this thread, on Linux)
                 self.carryChains()
                 done.resume()
             }.start()
         }
     }
-
-    static let carryNice: Int32 = ProcessInfo.processInfo.environment["STORYTIME_CARRY_NICE"].flatMap { Int32($0) } ?? 0
 
     /// `finishCarry` until no chain is left, counted and timed (`carries`).
     private func carryChains() {
