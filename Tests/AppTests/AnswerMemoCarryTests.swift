@@ -57,19 +57,7 @@ struct AnswerMemoCarryTests {
             }
             var chain: [MemoCarry] = []
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
-                let ids = (0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 1...320, using: &rng) }
-                let removing = ids.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
-                // A book made anew, or only its territory rules or its title key changed.
-                let changing = Set(ids).subtracting(removing).sorted().map { id -> CatalogBook in
-                    guard var book = books[id], Int.random(in: 0..<3, using: &rng) > 0 else { return CarryCheckTests.book(id, &rng) }
-                    if Bool.random(using: &rng) { book.rights = [.init(start: 0, end: nil, rule: CarryCheckTests.rules.randomElement(using: &rng)!)] }
-                    else { book.titleKey = Array((CarryCheckTests.pool.randomElement(using: &rng)! + " \(id)").utf8) }
-                    return book
-                }
-                chain.append(index.carry(changing: changing, removing: removing))
-                index.apply(changing, removing: removing)
-                for book in changing { books[book.id] = book }
-                for id in removing { books[id] = nil }
+                chain.append(CarryCheckTests.change(upTo: 3, &index, &books, &rng))
             }
             // Every kept answer visited, each checked afresh.
             var fresh = chain.map(CarryCheck.init)

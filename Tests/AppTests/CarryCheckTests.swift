@@ -24,6 +24,26 @@ struct CarryCheckTests {
                            rightsOffset: json.count, rights: [.init(start: 0, end: nil, rule: rules.randomElement(using: &rng)!)])
     }
 
+    /// A random change of one to `most` books of ids 1…320, applied to `index` and `books`, and
+    /// its carry: some removed; of the rest, a book made anew, or only its territory rules or its
+    /// title key changed (what reaches only some countries' catalogs; a search's page in title order).
+    static func change(upTo most: Int, _ index: inout CatalogIndex, _ books: inout [Int: CatalogBook],
+                       _ rng: inout CatalogEngineTests.Random) -> MemoCarry {
+        let ids = (0..<Int.random(in: 1...most, using: &rng)).map { _ in Int.random(in: 1...320, using: &rng) }
+        let removing = ids.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
+        let changing = Set(ids).subtracting(removing).sorted().map { id -> CatalogBook in
+            guard var book = books[id], Int.random(in: 0..<3, using: &rng) > 0 else { return Self.book(id, &rng) }
+            if Bool.random(using: &rng) { book.rights = [.init(start: 0, end: nil, rule: Self.rules.randomElement(using: &rng)!)] }
+            else { book.titleKey = Array((Self.pool.randomElement(using: &rng)! + " \(id)").utf8) }
+            return book
+        }
+        let carry = index.carry(changing: changing, removing: removing)
+        index.apply(changing, removing: removing)
+        for book in changing { books[book.id] = book }
+        for id in removing { books[id] = nil }
+        return carry
+    }
+
     static let rules = [TerritoryRule.worldwide, TerritoryRule(territories: [], excluded: ["JP"]), TerritoryRule(territories: ["US"], excluded: [])]
 
     @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, four countries' keys, one unreadable), and never keep one MemoCarry.affects reaches")
@@ -65,23 +85,10 @@ struct CarryCheckTests {
         for _ in 0..<300 {
             var chain: [MemoCarry] = []
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
-                let ids = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...320, using: &rng) }
-                let removing = ids.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
-                // A book made anew, or only its territory rules or its title key changed (what
-                // reaches only some countries' catalogs; a search's page in title order).
-                let changing = Set(ids).subtracting(removing).sorted().map { id -> CatalogBook in
-                    guard var book = books[id], Int.random(in: 0..<3, using: &rng) > 0 else { return Self.book(id, &rng) }
-                    if Bool.random(using: &rng) { book.rights = [.init(start: 0, end: nil, rule: Self.rules.randomElement(using: &rng)!)] }
-                    else { book.titleKey = Array((Self.pool.randomElement(using: &rng)! + " \(id)").utf8) }
-                    return book
-                }
-                let carry = index.carry(changing: changing, removing: removing)
+                let carry = Self.change(upTo: 4, &index, &books, &rng)
                 if carry.territorial != nil { territorial += 1 }
                 if carry.titleOrder != nil { titleOrder += 1 }
                 chain.append(carry)
-                index.apply(changing, removing: removing)
-                for book in changing { books[book.id] = book }
-                for id in removing { books[id] = nil }
             }
             var cached = chain.enumerated().map { i, carry in
                 var check = CarryCheck(carry)
