@@ -18,19 +18,22 @@ extension CatalogEngine.AnswerMemo {
 
     /// What a carry found of the answers (`finishCarry`): the keys that go, the browses patched,
     /// and each list it visited as it stays — with the group and the count it read, so a list
-    /// changed meanwhile is left as it is.
+    /// changed meanwhile is left as it is, and the generations' turns it read (`turns`: after a
+    /// turn, no list it read is the memo's).
     struct Carried {
+        var turns = 0
         var gone: [String] = []
         var patched: [(String, Entry)] = []
         var lists: [(generation: Int, group: WordGroup, read: Int, keys: [String])] = []
         var browses: [(generation: Int, read: Int, keys: [String])] = []
     }
 
-    /// The answers of `generations` (the newer first, each with its members) that the chain's
-    /// `checks` reach: a search's go, a browse's are patched by the changed books where they can be
-    /// (`CarryCheck.carried`). Only the groups a check may reach (`CarryCheck.mayReach`) are read.
-    static func carry(_ generations: [(answers: [String: Entry], members: Members)], _ checks: inout [CarryCheck]) -> Carried {
-        var carried = Carried()
+    /// The answers of `generations` (the newer first, each with its members; `turns`: the memo's,
+    /// read with them) that the chain's `checks` reach: a search's go, a browse's are patched by
+    /// the changed books where they can be (`CarryCheck.carried`). Only the groups a check may
+    /// reach (`CarryCheck.mayReach`) are read.
+    static func carry(_ generations: [(answers: [String: Entry], members: Members)], turns: Int, _ checks: inout [CarryCheck]) -> Carried {
+        var carried = Carried(turns: turns)
         func reached(_ entry: Entry, _ key: String) -> Bool { checks.indices.contains { checks[$0].reaches(entry, key) } }
         for (generation, (kept, members)) in generations.enumerated() {
             for member in members.groups.values where checks.indices.contains(where: { checks[$0].mayReach(member.group) }) {
@@ -68,6 +71,7 @@ extension CatalogEngine.AnswerMemo {
             if answers[key] != nil { answers[key] = entry } else if older[key] != nil { older[key] = entry }
         }
         func update(_ generation: Int, _ change: (inout Members) -> Void) {
+            guard carried.turns == turns else { return }
             if generation == 0 { change(&members) } else { change(&olderMembers) }
         }
         for list in carried.lists {

@@ -2,7 +2,7 @@ import CatalogIndexing
 import Core
 
 /// Whether a change's carry (`MemoCarry`) may reach a kept entry — the one rule for the carry
-/// that removes what it reaches (`finishCarry`, every kept entry) and for a request answered
+/// that removes what it reaches (`finishCarry`, every kept entry it may reach) and for a request answered
 /// while it runs (the entry it asks for, vetted on the spot and served when not reached: the
 /// ~25 ms a carry takes computed every answer at the new version).
 /// Verdicts are worked out once per word (and once more for what reaches only some countries).

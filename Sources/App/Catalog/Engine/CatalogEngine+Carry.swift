@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 /// they are carried through it, the memos stay as they were, and a request at the new version is
 /// served a kept entry no change of the chain reaches (vetted on the spot: `CarryCheck`), else
 /// computed and kept aside for that version (`AnswerMemo.next`). `finishCarry` then — after the
-/// lock, in a task of its own — removes the entries the chain's changes reach, moves the memos
+/// lock, on a thread of its own — removes the entries the chain's changes reach, moves the memos
 /// to its last version and takes in what was computed at it; changes that came meanwhile are
 /// carried next, together.
 ///
@@ -18,7 +18,7 @@ import NIOConcurrencyHelpers
 /// traffic with writes. Then the catch-up of the next change waited for the carry (25–45 ms
 /// with the memos full, the request that found the change waiting too): changes now queue.
 extension CatalogEngine {
-    /// The task carrying the memos through their chains (`carryChains`), while one runs.
+    /// The task waiting for the thread that carries the memos through their chains (`carryChains`), while one runs.
     struct Carrying { var running = false; var task: Task<Void, Never>? }
 
     /// Under the index's write lock, with the change from `from` to `to` applied to `index`:
@@ -64,17 +64,28 @@ extension CatalogEngine {
         }
     }
 
-    /// `carryChains` on a thread of its own: a carry is milliseconds of work in one go, and in a
-    /// task it held one of the cooperative pool's threads — on two cores, one of the two every
-    /// request's handler runs on. (At a lower priority, nice 10, carries took twice as long and
-    /// the requests meanwhile vetted more kept answers on the spot: not kept.)
+    /// `carryChains` on a thread of its own: a carry is tens of milliseconds of work in one go,
+    /// and in a task it held one of the cooperative pool's threads — on two cores, one of the two
+    /// every request's handler runs on. (At a lower priority, nice 10, carries took twice as long
+    /// and the requests meanwhile vetted more kept answers on the spot: not kept.) When no thread
+    /// can be made (the process's limit), in the task as before — a carry must not be lost: the
+    /// chain would grow with every change and no carry would start again.
     private func carryOnItsThread() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                self.carryChains()
-                done.resume()
-            }.start()
+            let work = Unmanaged.passRetained(CarryWork { self.carryChains(); done.resume() })
+            var thread = pthread_t()
+            let started = pthread_create(&thread, nil, { context in
+                Unmanaged<CarryWork>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, work.toOpaque())
+            if started == 0 { pthread_detach(thread) } else { work.takeRetainedValue().run() }
         }
+    }
+
+    /// The work handed to the carry's thread.
+    private final class CarryWork: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
     /// `finishCarry` until no chain is left, counted and timed (`carries`).
@@ -103,9 +114,9 @@ extension CatalogEngine {
         // lock, and let go before the memos change — removing in place then copies nothing.
         typealias Chain = [(to: Int, carry: MemoCarry)]
         typealias Answers = (from: Int, epoch: Int, chain: Chain, current: [String: AnswerMemo.Entry], older: [String: AnswerMemo.Entry],
-                             members: [AnswerMemo.Members])
+                             members: [AnswerMemo.Members], turns: Int)
         var answers = memo.withLockedValue { memo -> Answers? in
-            memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, memo.answers, memo.older, [memo.members, memo.olderMembers])
+            memo.chain.isEmpty ? nil : (memo.version, memo.epoch, memo.chain, memo.answers, memo.older, [memo.members, memo.olderMembers], memo.turns)
         }
         typealias Search = (from: Int, epoch: Int, chain: Chain, expansions: [[String: [SearchExpansion]]], meta: [[String: [UInt8]]], synonyms: Synonyms)
         var search = searchMemo.withLockedValue { memo -> Search? in
@@ -124,13 +135,20 @@ extension CatalogEngine {
         var answerChecks = checks(answers?.chain), searchChecks = checks(search?.chain)
         // Gone when a change reaches it — unless it is a browse the change's books patch; only
         // the answers of the word groups a change may reach are read (`AnswerMemo.carry`).
-        let carriedAnswers = answers.map { kept in AnswerMemo.carry([(kept.current, kept.members[0]), (kept.older, kept.members[1])], &answerChecks) }
+        let carriedAnswers = answers.map { kept in
+            AnswerMemo.carry([(kept.current, kept.members[0]), (kept.older, kept.members[1])], turns: kept.turns, &answerChecks)
+        }
+        // The pages' meta read with the answers' own checks when both memos follow one chain
+        // (the verdicts their word groups keep are read); the expansions always with the search
+        // memo's, fresh: a check keeps a word's reach by the word alone, and an answer's forms
+        // may be other than its kept expansion's (synonyms changed in between).
         let sameBase = answers != nil && answers?.from == search?.from
-        if sameBase && answers?.chain.map(\.to) == search?.chain.map(\.to) { searchChecks = answerChecks }
-        let (goneExpansions, goneMeta) = search.map { kept in
-            SearchMemo.carry(expansions: kept.expansions, meta: kept.meta, synonyms: kept.synonyms,
-                             answers: sameBase ? answers.map { ($0.current, $0.older) } : nil, &searchChecks)
-        } ?? ([], [])
+        let sameChain = sameBase && answers?.chain.map(\.to) == search?.chain.map(\.to)
+        let goneExpansions: [String] = search.map { SearchMemo.carry(expansions: $0.expansions, synonyms: $0.synonyms, &searchChecks) } ?? []
+        let goneMeta: [String] = search.map { kept in
+            let base = sameBase ? answers.map { ($0.current, $0.older) } : nil
+            return sameChain ? SearchMemo.carry(meta: kept.meta, answers: base, &answerChecks) : SearchMemo.carry(meta: kept.meta, answers: base, &searchChecks)
+        } ?? []
         let answerChain = answers.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }, searchChain = search.map { ($0.from, $0.epoch, $0.chain.map(\.to)) }
         let changesSomething = search?.chain.contains { !$0.carry.changesNothing } ?? false
         answers = nil

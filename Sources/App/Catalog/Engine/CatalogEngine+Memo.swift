@@ -8,8 +8,8 @@ extension CatalogEngine {
     /// stay while one-off searches pass through (what an LRU does, at a dictionary's cost).
     struct AnswerMemo {
         /// An answer, its search words and their forms, and its filters (nil: unknown; a search's
-        /// say whether it is in title order). A class: the carry visits every entry, and a struct of five
-        /// arrays was retained and released five times over at each visit.
+        /// say whether it is in title order). A class: the carry visits every entry its change may reach,
+        /// and a struct of five arrays was retained and released five times over at each visit.
         final class Entry: Sendable {
             let answer: CatalogIndex.Answer
             /// Its words and their forms, shared with the answers kept with the same words.
@@ -33,7 +33,7 @@ extension CatalogEngine {
         }
         /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
         /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
-        /// were computed. The carry visits every kept answer, after the change, off the lock.
+        /// were computed. The carry visits the kept answers a change may reach, after it, off the lock.
         static let limit = 32768
         var version = -1
         /// Which memo this is (`MemoEpoch`): a new number when it is made or emptied (`removeAll`).
@@ -42,6 +42,8 @@ extension CatalogEngine {
         var older: [String: Entry] = [:]
         /// Their keys by word group, per generation: what a carry visits (`Members`).
         var members = Members(), olderMembers = Members()
+        /// How many times the newer generation became the older (a carry's lists apply only to the generations it read).
+        var turns = 0
         /// The changes these answers are being carried through (`finishCarry`), in order: the
         /// versions they lead to and their carries. Until they are, an answer at the last one is
         /// served from them when no carry of the chain reaches it (`CarryCheck`), else computed
@@ -79,7 +81,7 @@ extension CatalogEngine {
         }
 
         mutating func keep(_ entry: Entry, _ key: String) {
-            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members() }
+            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members(); turns += 1 }
             if answers.updateValue(entry, forKey: key)?.group !== entry.group { members.add(key, entry.group) }
         }
 
@@ -90,6 +92,7 @@ extension CatalogEngine {
             groups = [:]
             members = Members()
             olderMembers = Members()
+            turns += 1
             chain = []
             next = (-1, [:])
         }

@@ -9,7 +9,7 @@ final class WordGroup: @unchecked Sendable {
     let words: [String]
     let forms: [[String]]
     /// What the checks of a carry found for these words, in two slots, each stamped with its
-    /// check (`CarryCheck.cache`). Written and read only by the task that finishes carries (one
+    /// check (`CarryCheck.cache`). Written and read only by the thread that finishes carries (one
     /// runs at a time: `CatalogEngine.Carrying`); a request vetting an answer does not use them.
     var verdicts = (CarryCheck.WordVerdict(), CarryCheck.WordVerdict())
 
