@@ -72,13 +72,15 @@ extension CatalogIndex {
         // Each key is looked for first where the loader's layout puts it — the author near the
         // start, the language after the description, the title after rights_available — so the
         // description is not read through (the whole object when the key is not there).
-        func value(_ needle: ByteSearch.Needle, after offset: Int) -> String {
+        // Where the layout says it is, the key is only compared (`Layout.start`), not looked for.
+        func value(_ needle: ByteSearch.Needle, after offset: Int, _ layout: Layout) -> String {
             let from = range.lowerBound + min(offset, range.count)
+            if let start = layout.start(in: bytes, from: from), let text = Self.stringValue(startingAt: start, in: bytes) { return text }
             return Self.stringValue(needle: needle, in: bytes[from...]) ?? Self.stringValue(needle: needle, in: bytes) ?? ""
         }
-        return (value(Self.titleNeedle, after: id < rightsOffset.count ? Int(rightsOffset[id]) : 0),
-                value(Self.authorNeedle, after: 0),
-                value(Self.languageNeedle, after: id < descriptionStart.count ? Int(descriptionStart[id]) + Int(descriptionLength[id]) : 0))
+        return (value(Self.titleNeedle, after: id < rightsOffset.count ? Int(rightsOffset[id]) : 0, .title),
+                value(Self.authorNeedle, after: 0, .author),
+                value(Self.languageNeedle, after: id < descriptionStart.count ? Int(descriptionStart[id]) + Int(descriptionLength[id]) : 0, .language))
     }
 
     /// Reads a byte where each of `ids`' title, author and language lie, for the whole page at
@@ -112,6 +114,11 @@ extension CatalogIndex {
     /// `stringValue(of:in:)` with the key's `"key":"` given as bytes.
     static func stringValue(needle: ByteSearch.Needle, in bytes: ArraySlice<UInt8>) -> String? {
         guard let start = ByteSearch.end(of: needle, in: bytes) else { return nil }
+        return stringValue(startingAt: start, in: bytes)
+    }
+
+    /// The string value whose first byte (after its opening quote) is at `start`.
+    static func stringValue(startingAt start: Int, in bytes: ArraySlice<UInt8>) -> String? {
         // Most values hold no escape: up to the closing quote as it is.
         if let quote = ByteSearch.first(UInt8(ascii: "\""), in: bytes, from: start),
            ByteSearch.first(UInt8(ascii: "\\"), in: bytes[..<quote], from: start) == nil {

@@ -35,6 +35,7 @@ extension CatalogEngine {
                            narrowing: CatalogScope?, offline: Bitset?, stateKey: String, version: Int, synonyms: Synonyms, locales: [String] = []) -> [UInt8] {
         var meta = JSONWriter()
         guard !expansions.isEmpty else { return [] }
+        meta.bytes.reserveCapacity(128 + answer.ids.count * 80)   // (a page's highlights: no buffer grown and copied on the way)
         correct(parameters, expansions, answer, in: index, narrowing: narrowing, offline: offline,
                 stateKey: stateKey, version: version, synonyms: synonyms, into: &meta)
         meta.raw("\u{1}")   // where the facets go

@@ -77,19 +77,19 @@ extension CatalogEngine {
         out.append(contentsOf: Array(#"{"data":["#.utf8))
         index.render(answer.ids, at: micros, in: country, locales: locales, into: &out)
         out.append(contentsOf: Array(#"],"meta":{"#.utf8))
-        Self.splice(meta, facets: FacetsDTO(answer, categories: index.categories).json, into: &out)
+        Self.splice(meta, into: &out) { FacetsDTO.write(answer, categories: index.categories, into: &$0) }
         out.append(contentsOf: Array(#","page":\#(page.page),"per_page":\#(page.perPage),"total_count":\#(answer.total),"total_pages":\#(page.totalPages(for: answer.total))}}"#.utf8))
         return ByteBuffer(bytes: out)
     }
 
-    /// Byte splicing: appends the search's `meta` to `out` with `"facets":` and the `facets` bytes
-    /// where its \u{1} marker stands (the marker itself left out); a meta with no marker (no
-    /// search words: empty) gets them first.
-    static func splice(_ meta: [UInt8], facets: [UInt8], into out: inout [UInt8]) {
+    /// Byte splicing: appends the search's `meta` to `out` with `"facets":` and the facets (written
+    /// by `facets`) where its \u{1} marker stands (the marker itself left out); a meta with no
+    /// marker (no search words: empty) gets them first.
+    static func splice(_ meta: [UInt8], into out: inout [UInt8], facets: (inout [UInt8]) -> Void) {
         let split = meta.firstIndex(of: 1) ?? meta.startIndex
         out.append(contentsOf: meta[..<split])
         out.append(contentsOf: Array(#""facets":"#.utf8))
-        out.append(contentsOf: facets)
+        facets(&out)
         if split < meta.endIndex { out.append(contentsOf: meta[(split + 1)...]) }
     }
 }
