@@ -1,3 +1,4 @@
+import Core
 import Synchronization
 
 /// The catalog-wide sets of common search words, kept between answers at one index state.
@@ -118,6 +119,7 @@ public final class WordSetCache: Sendable {
     private static func insert(_ entry: Entry, _ key: Key, into state: inout State, budget: Int) {
         let bytes = Self.bytes(entry, key)
         if state.bytes + bytes > budget / 2 {
+            Disposal.later(state.previous)   // (32 MB of sets, freed off the lock)
             state.previous = state.current
             state.current = [:]
             state.bytes = 0

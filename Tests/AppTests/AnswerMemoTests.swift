@@ -17,6 +17,7 @@ struct AnswerMemoTests {
         memo.keep(Self.entry(0), "popular")
         memo.keep(Self.entry(1), "once")
         let limit = CatalogEngine.AnswerMemo.limit
+        let handedOver = Disposal.handedOver
         for round in 0..<5 {
             for i in 0..<limit { memo.keep(Self.entry(i + 2), "one-off \(round) \(i)") }
             // Asked for again within each generation: moved back to the newer one.
@@ -24,6 +25,8 @@ struct AnswerMemoTests {
         }
         #expect(memo.answer("once") == nil)
         #expect(memo.answers.count + memo.older.count <= 2 * limit)
+        // Each turn's dropped generation is freed off the memo's lock (at least one a round).
+        #expect(Disposal.handedOver - handedOver >= 5)
         memo.removeAll()
         #expect(memo.answer("popular") == nil)
     }
@@ -39,6 +42,7 @@ struct SearchMemoTests {
         func keep(_ key: String) { memo.meta.keep(Array(key.utf8), key) }
         memo.expansions.keep([], "james")
         keep("once")
+        let handedOver = Disposal.handedOver
         for round in 0..<5 {
             for i in 0..<SearchMemo.limit { keep("one-off \(round) \(i)") }
             let james = memo.lookup(\.expansions, "james")   // asked again: kept in the newer generation
@@ -46,6 +50,7 @@ struct SearchMemoTests {
         }
         let once = memo.lookup(\.meta, "once")
         #expect(once == nil)
+        #expect(Disposal.handedOver - handedOver >= 5)   // each turn's dropped generation freed off the lock
         #expect(memo.meta.current.count <= SearchMemo.limit && memo.meta.previous.count <= SearchMemo.limit)
         // Looking up the previous generation moves entries within the limit too.
         for i in 0..<SearchMemo.limit { _ = memo.lookup(\.meta, "one-off 4 \(i)") }

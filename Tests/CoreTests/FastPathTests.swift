@@ -44,6 +44,8 @@ struct FastPathTests {
                 let stemmed = expansions.contains { $0.alternatives.contains { $0.isStem && $0.text.hasPrefix("~" + language + ":") } }
                 #expect(query.stemmed(language) == stemmed)
                 let reference = Highlighter.referenceRanges(in: text, language: language, expansions: expansions)
+                var bytes = text
+                #expect(bytes.withUTF8(Highlighter.isASCII) == text.utf8.allSatisfy { $0 < 0x80 }, "\(text)")
                 if text.utf8.allSatisfy({ $0 < 0x80 }) {
                     #expect(Highlighter.asciiRanges(in: text, language: language, stemmed: stemmed, query: query) == reference, "\(text) / \(words) / \(language)")
                 } else {

@@ -14,7 +14,7 @@ extension Highlighter {
         /// The best rank a stem token can give (`Int.max`: none).
         let bestStemRank: Int
         /// The languages of the stem tokens (`~xx:…`: what stands between `~` and the colon).
-        let stemLanguages: [[UInt8]]
+        let stemLanguages: [String]
         /// The ASCII bytes a word the query matches can begin with (bit `b` of the 128): the first
         /// byte of each query word, alternative and token's stem (`mayBegin`).
         let firstBytes: (UInt64, UInt64)
@@ -34,9 +34,9 @@ extension Highlighter {
             self.alternatives = alternatives
             self.stems = stems
             bestStemRank = stems.map(\.rank).min() ?? .max
-            var languages: [[UInt8]] = []
-            for stem in stems where stem.language.endIndex < stem.bytes.endIndex && !languages.contains(where: { $0.elementsEqual(stem.language) }) {
-                languages.append(Array(stem.language))
+            var languages: [String] = []
+            for stem in stems where stem.language.endIndex < stem.bytes.endIndex && !languages.contains(where: { $0.utf8.elementsEqual(stem.language) }) {
+                languages.append(String(decoding: stem.language, as: UTF8.self))
             }
             stemLanguages = languages
             firstBytes = Self.firstBytes(words + alternatives.map(\.bytes) + stems.map { Array($0.stem) })
@@ -66,7 +66,7 @@ extension Highlighter {
         /// Whether some stem token is in `language` (`~xx:…`): only then is a text's word stemmed.
         /// (A stem token holds one colon: the stem of a folded word has none.)
         func stemmed(_ language: String) -> Bool {
-            stemLanguages.contains { $0.elementsEqual(language.utf8) }
+            stemLanguages.contains(language)   // (two small strings: compared whole, not byte by byte)
         }
 
         /// The best kind of match of a folded word (`bytes`; `folded()` the same as a string, made

@@ -67,7 +67,7 @@ extension CatalogEngine {
         mutating func group(_ words: [String], _ forms: [[String]]) -> WordGroup {
             if words.isEmpty { return .browsing }
             if let group = groups[words], group.forms == forms { return group }
-            if groups.count >= Self.limit { groups = [:] }
+            if groups.count >= Self.limit { Disposal.later(groups); groups = [:] }
             let group = WordGroup(words, forms)
             groups[words] = group
             return group
@@ -81,7 +81,11 @@ extension CatalogEngine {
         }
 
         mutating func keep(_ entry: Entry, _ key: String) {
-            if answers.count >= Self.limit { older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members(); turns += 1 }
+            if answers.count >= Self.limit {
+                // The generation dropped is freed off the lock (`Disposal`): 32,768 answers and their keys.
+                Disposal.later((older, groups, olderMembers))
+                older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members(); turns += 1
+            }
             if answers.updateValue(entry, forKey: key)?.group !== entry.group { members.add(key, entry.group) }
         }
 

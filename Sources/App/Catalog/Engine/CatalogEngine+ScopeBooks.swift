@@ -46,7 +46,7 @@ extension CatalogEngine {
                 guard version >= kept.version else { return }
                 kept = ScopeBooks(version: version, stateKey: stateKey)
             }
-            if kept.sets.count >= ScopeBooks.limit { kept.sets.removeAll(keepingCapacity: true) }
+            if kept.sets.count >= ScopeBooks.limit { Disposal.later(kept.sets); kept.sets.removeAll(keepingCapacity: true) }   // (freed off the lock)
             kept.sets[key] = books
         }
         return books

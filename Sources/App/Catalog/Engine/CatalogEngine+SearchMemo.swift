@@ -55,7 +55,8 @@ struct SearchMemo {
         var current: [String: Value] = [:]
         var previous: [String: Value] = [:]
 
-        mutating func age() { previous = current; current.removeAll(keepingCapacity: true); bytes = 0 }
+        /// The previous generation dropped is freed off the lock (`Disposal`).
+        mutating func age() { Disposal.later(previous); previous = current; current.removeAll(keepingCapacity: true); bytes = 0 }
 
         mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll(); bytes = 0 }
 
