@@ -6,8 +6,8 @@
 /// otherwise — is looked for as before (`displayFields`).
 extension CatalogIndex {
     /// Whether each of `id`'s display fields stands where the loader lays it out (what the
-    /// highlights then read without looking for it).
-    public func isLaidOut(_ id: Int) -> Bool {
+    /// highlights then read without looking for it; tests).
+    func isLaidOut(_ id: Int) -> Bool {
         let range = json.range(id), bytes = json.storage[range]
         guard id < rightsOffset.count, id < descriptionStart.count else { return false }
         return Layout.title.start(in: bytes, from: range.lowerBound + Int(rightsOffset[id])) != nil

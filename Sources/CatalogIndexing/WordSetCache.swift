@@ -106,7 +106,7 @@ public final class WordSetCache: Sendable {
 
     func keep(_ entry: Entry, _ key: Key, version: Int) {
         state.withLock { state in
-            if version > state.version { state = State(version: version) }
+            if version > state.version { Disposal.replace(&state, with: State(version: version)) }
             guard version == state.version, Self.bytes(entry, key) <= budget / 2 else { return }
             Self.insert(entry, key, into: &state, budget: budget)
         }
@@ -119,8 +119,7 @@ public final class WordSetCache: Sendable {
     private static func insert(_ entry: Entry, _ key: Key, into state: inout State, budget: Int) {
         let bytes = Self.bytes(entry, key)
         if state.bytes + bytes > budget / 2 {
-            Disposal.later(state.previous)   // (32 MB of sets, freed off the lock)
-            state.previous = state.current
+            Disposal.replace(&state.previous, with: state.current)   // (32 MB of sets, freed off the lock)
             state.current = [:]
             state.bytes = 0
         }

@@ -17,7 +17,6 @@ struct AnswerMemoTests {
         memo.keep(Self.entry(0), "popular")
         memo.keep(Self.entry(1), "once")
         let limit = CatalogEngine.AnswerMemo.limit
-        let handedOver = Disposal.handedOver
         for round in 0..<5 {
             for i in 0..<limit { memo.keep(Self.entry(i + 2), "one-off \(round) \(i)") }
             // Asked for again within each generation: moved back to the newer one.
@@ -25,10 +24,50 @@ struct AnswerMemoTests {
         }
         #expect(memo.answer("once") == nil)
         #expect(memo.answers.count + memo.older.count <= 2 * limit)
-        // Each turn's dropped generation is freed off the memo's lock (at least one a round).
-        #expect(Disposal.handedOver - handedOver >= 5)
         memo.removeAll()
         #expect(memo.answer("popular") == nil)
+    }
+}
+
+/// A memo's dropped generation is freed on the disposal thread (`Disposal`), not under the memo's
+/// lock by the keep that turned it: held back, it is still alive after the turn; drained, gone.
+@Suite("Dropped generations")
+struct DroppedGenerationTests {
+    final class Probe: Sendable {}
+
+    @Test("an answer two turns old is not freed by the keep that drops it, but on the disposal thread")
+    func answers() {
+        var memo = CatalogEngine.AnswerMemo()
+        weak var dropped: CatalogEngine.AnswerMemo.Entry?
+        do { let entry = AnswerMemoTests.entry(0); dropped = entry; memo.keep(entry, "once") }
+        Disposal.held {
+            for i in 0..<2 * CatalogEngine.AnswerMemo.limit { memo.keep(AnswerMemoTests.entry(i + 1), "one-off \(i)") }
+            #expect(memo.answer("once") == nil)
+            #expect(dropped != nil)   // dropped by the memo, not freed there
+        }
+        Disposal.drain()
+        #expect(dropped == nil)
+        // Emptied: the same.
+        do { let entry = AnswerMemoTests.entry(0); dropped = entry; memo.keep(entry, "again") }
+        Disposal.held {
+            memo.removeAll()
+            #expect(dropped != nil)
+        }
+        Disposal.drain()
+        #expect(dropped == nil)
+    }
+
+    @Test("a search memo's generation two turns old is not freed by the keep that drops it, but on the disposal thread")
+    func searchGenerations() {
+        var generations = SearchMemo.Generations<Probe>(limit: 4)
+        weak var dropped: Probe?
+        do { let probe = Probe(); dropped = probe; generations.keep(probe, "once") }
+        Disposal.held {
+            for i in 0..<8 { generations.keep(Probe(), "one-off \(i)") }
+            #expect(generations.peek("once") == nil && dropped != nil)
+        }
+        Disposal.drain()
+        #expect(dropped == nil)
     }
 }
 
@@ -42,7 +81,6 @@ struct SearchMemoTests {
         func keep(_ key: String) { memo.meta.keep(Array(key.utf8), key) }
         memo.expansions.keep([], "james")
         keep("once")
-        let handedOver = Disposal.handedOver
         for round in 0..<5 {
             for i in 0..<SearchMemo.limit { keep("one-off \(round) \(i)") }
             let james = memo.lookup(\.expansions, "james")   // asked again: kept in the newer generation
@@ -50,7 +88,6 @@ struct SearchMemoTests {
         }
         let once = memo.lookup(\.meta, "once")
         #expect(once == nil)
-        #expect(Disposal.handedOver - handedOver >= 5)   // each turn's dropped generation freed off the lock
         #expect(memo.meta.current.count <= SearchMemo.limit && memo.meta.previous.count <= SearchMemo.limit)
         // Looking up the previous generation moves entries within the limit too.
         for i in 0..<SearchMemo.limit { _ = memo.lookup(\.meta, "one-off 4 \(i)") }

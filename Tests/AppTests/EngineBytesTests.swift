@@ -1,5 +1,5 @@
 @testable import App
-import CatalogIndexing
+@testable import CatalogIndexing
 import Foundation
 import SQLKit
 import Testing
@@ -14,7 +14,7 @@ struct EngineBytesTests {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var rng = SystemRandomNumberGenerator()
+        var rng = CatalogEngineTests.Random(state: 47)   // (seeded: a failure replays)
         let slugs = ["owls", "sea-stories", "a\"b", "back\\slash", "é-你好-🦉", "line\nbreak", "</script>", ""]
         for _ in 0..<500 {
             let categories = (0..<Int.random(in: 0...12, using: &rng)).map {
@@ -37,7 +37,7 @@ struct EngineBytesTests {
     @Test("a page's highlights read each book's title, author and language where the loader lays them out: the same as the stored JSON decoded, over 60 books of random text (quotes, backslashes, keys inside values, other scripts)", .app)
     func displayFields() async throws {
         let app = try app()
-        var rng = SystemRandomNumberGenerator()
+        var rng = CatalogEngineTests.Random(state: 47)   // (seeded: a failure replays)
         let pieces = ["Owl", "moon", " ", "\"", "\\", "é", "你好", "🦉", "\n", "\u{01}", "\",\"author\":\"x", ",\"language\":\"zz\"", "\"title\":\"",
                       "/", "}", "{", ",", ":", "null", "1", "true"]
         func text(_ count: ClosedRange<Int>) -> String { (0..<Int.random(in: count, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined() }

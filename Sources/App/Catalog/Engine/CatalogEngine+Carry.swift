@@ -31,7 +31,7 @@ extension CatalogEngine {
         let carry = carry.map(index.counting)
         guard let carry, to > from else {
             memo.withLockedValue { $0.removeAll(); $0.version = to }
-            searchMemo.withLockedValue { $0 = SearchMemo(version: to, synonyms: $0.synonyms) }
+            searchMemo.withLockedValue { Disposal.replace(&$0, with: SearchMemo(version: to, synonyms: $0.synonyms)) }
             return false
         }
         let answers = memo.withLockedValue { memo in
@@ -45,7 +45,7 @@ extension CatalogEngine {
         }
         let search = searchMemo.withLockedValue { memo in
             guard (memo.carrying ?? memo.version) == from else {
-                memo = SearchMemo(version: to, synonyms: memo.synonyms)
+                Disposal.replace(&memo, with: SearchMemo(version: to, synonyms: memo.synonyms))
                 return false
             }
             memo.chain.append((to, carry))
@@ -197,17 +197,17 @@ extension CatalogEngine {
     /// verdict stay unless a book's filters changed or a book came or went (`MemoCarry.browsing`)
     /// — or, for a change of territory rules alone, unless the scope is in a country it reaches.
     private func carrySets(from: Int, to: Int, _ carry: MemoCarry?, in index: CatalogIndex) {
-        guard let carry else { return scopeSets.withLockedValue { $0 = ScopeBooks() } }
+        guard let carry else { return scopeSets.withLockedValue { Disposal.replace(&$0, with: ScopeBooks()) } }
         wordSets.carry(from: from, to: to, touched: carry.lexemes, in: index)
         scopeSets.withLockedValue { kept in
             // Emptied, not left to the version: a change applied at a version already reached
             // (a build racing a catch-up) must not leave sets it touched.
-            if carry.browsing { kept = ScopeBooks(); return }
+            if carry.browsing { Disposal.replace(&kept, with: ScopeBooks()); return }   // (up to 128 MB of sets, freed off the lock)
             if let countries = carry.territorial?.countries {
                 for country in countries { kept.countries[country] = nil }
-                kept.sets = kept.sets.filter { key, _ in
+                Disposal.replace(&kept.sets, with: kept.sets.filter { key, _ in
                     Self.keptCountry(key).map { $0 != Self.unknownCountry && !countries.contains($0) } ?? true
-                }
+                })
             }
             if kept.version == from { kept.version = to }
         }

@@ -67,7 +67,7 @@ extension CatalogEngine {
         mutating func group(_ words: [String], _ forms: [[String]]) -> WordGroup {
             if words.isEmpty { return .browsing }
             if let group = groups[words], group.forms == forms { return group }
-            if groups.count >= Self.limit { Disposal.later(groups); groups = [:] }
+            if groups.count >= Self.limit { Disposal.replace(&groups, with: [:]) }
             let group = WordGroup(words, forms)
             groups[words] = group
             return group
@@ -83,27 +83,31 @@ extension CatalogEngine {
         mutating func keep(_ entry: Entry, _ key: String) {
             if answers.count >= Self.limit {
                 // The generation dropped is freed off the lock (`Disposal`): 32,768 answers and their keys.
-                Disposal.later((older, groups, olderMembers))
-                older = answers; answers = [:]; groups = [:]; olderMembers = members; members = Members(); turns += 1
+                Disposal.replace(&older, with: answers)
+                answers = [:]   // (shared with `older` now: nothing freed)
+                Disposal.replace(&groups, with: [:])
+                Disposal.replace(&olderMembers, with: members)
+                members = Members(); turns += 1
             }
             if answers.updateValue(entry, forKey: key)?.group !== entry.group { members.add(key, entry.group) }
         }
 
         mutating func removeAll() {
             epoch = MemoEpoch.next()
-            answers.removeAll(keepingCapacity: true)
-            older.removeAll()
-            groups = [:]
-            members = Members()
-            olderMembers = Members()
+            // (What is dropped is freed off the lock, `Disposal`.)
+            Disposal.replace(&answers, with: [:])
+            Disposal.replace(&older, with: [:])
+            Disposal.replace(&groups, with: [:])
+            Disposal.replace(&members, with: Members())
+            Disposal.replace(&olderMembers, with: Members())
             turns += 1
             chain = []
-            next = (-1, [:])
+            Disposal.replace(&next, with: (-1, [:]))
         }
 
         /// Keeps `entry`, computed at `version`, among the answers that join the memo once it is carried there.
         mutating func keepNext(_ entry: Entry, _ key: String, at version: Int) {
-            if next.version != version { next = (version, [:]) }
+            if next.version != version { Disposal.replace(&next, with: (version, [:])) }
             if next.answers.count < Self.limit { next.answers[key] = entry }
         }
 

@@ -28,7 +28,7 @@ extension CatalogEngine {
         scopeSets.withLockedValue { kept in
             if kept.version != version {
                 guard version >= kept.version else { return }
-                kept = ScopeBooks(version: version, stateKey: kept.stateKey)
+                Disposal.replace(&kept, with: ScopeBooks(version: version, stateKey: kept.stateKey))
             }
             kept.countries[country] = narrows
         }
@@ -44,9 +44,9 @@ extension CatalogEngine {
         scopeSets.withLockedValue { kept in
             if kept.version != version || kept.stateKey != stateKey {
                 guard version >= kept.version else { return }
-                kept = ScopeBooks(version: version, stateKey: stateKey)
+                Disposal.replace(&kept, with: ScopeBooks(version: version, stateKey: stateKey))
             }
-            if kept.sets.count >= ScopeBooks.limit { Disposal.later(kept.sets); kept.sets.removeAll(keepingCapacity: true) }   // (freed off the lock)
+            if kept.sets.count >= ScopeBooks.limit { Disposal.replace(&kept.sets, with: [:]) }   // (freed off the lock)
             kept.sets[key] = books
         }
         return books

@@ -47,7 +47,7 @@ struct SearchMemo {
     var next: [SearchMemo] = []
 
     /// Values by key in two generations of at most `limit` entries each.
-    struct Generations<Value> {
+    struct Generations<Value: Sendable> {
         var limit = SearchMemo.limit
         /// For values that are bytes: the bytes a generation holds at most (`bytes` so far).
         var byteLimit = Int.max
@@ -56,9 +56,9 @@ struct SearchMemo {
         var previous: [String: Value] = [:]
 
         /// The previous generation dropped is freed off the lock (`Disposal`).
-        mutating func age() { Disposal.later(previous); previous = current; current.removeAll(keepingCapacity: true); bytes = 0 }
+        mutating func age() { Disposal.replace(&previous, with: current); current.removeAll(keepingCapacity: true); bytes = 0 }
 
-        mutating func removeAll() { current.removeAll(keepingCapacity: true); previous.removeAll(); bytes = 0 }
+        mutating func removeAll() { Disposal.replace(&current, with: [:]); Disposal.replace(&previous, with: [:]); bytes = 0 }
 
         /// Keeps `value` under `key` in the current generation (aged first when full).
         mutating func keep(_ value: Value, _ key: String) {
@@ -97,19 +97,19 @@ struct SearchMemo {
     mutating func adopt(version: Int, synonyms: Synonyms) -> Bool {
         if version > self.version {
             guard carrying == nil else { return false }   // computed, kept aside (`next`) until carried
-            self = SearchMemo(version: version, synonyms: synonyms)
+            Disposal.replace(&self, with: SearchMemo(version: version, synonyms: synonyms))
         }
         return version == self.version && synonyms == self.synonyms
     }
 
     /// Keeps `value`, computed at the version the memo is carried to (`version`), for when it is carried there.
-    mutating func keepNext<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ value: T, _ key: String, at version: Int) {
+    mutating func keepNext<T: Sendable>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ value: T, _ key: String, at version: Int) {
         if next.first?.version != version { next = [SearchMemo(version: version, synonyms: synonyms)] }
         next[0][keyPath: path].keep(value, key)
     }
 
     /// The value computed at `version` while the memo is carried there, if any.
-    func peekNext<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String, at version: Int) -> T? {
+    func peekNext<T: Sendable>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String, at version: Int) -> T? {
         guard let next = next.first, next.version == version else { return nil }
         return next[keyPath: path].peek(key)
     }
@@ -126,7 +126,7 @@ struct SearchMemo {
     }
 
     /// The value kept under `key` in `path` (`Generations.lookup`).
-    mutating func lookup<T>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String) -> T? {
+    mutating func lookup<T: Sendable>(_ path: WritableKeyPath<SearchMemo, Generations<T>>, _ key: String) -> T? {
         self[keyPath: path].lookup(key)
     }
 }
@@ -136,7 +136,7 @@ extension CatalogEngine {
     /// memo is carried to `version`, a kept value is served when `stays` finds no carry of the
     /// chain reaches it (`CarryCheck`, with the memo's version the chain starts from; nil:
     /// computed until carried).
-    func searchMemoized<T>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
+    func searchMemoized<T: Sendable>(_ path: WritableKeyPath<SearchMemo, SearchMemo.Generations<T>>, _ key: String, version: Int, synonyms: Synonyms,
                            stays: ((T, _ base: Int, inout CarryCheck) -> Bool)? = nil, _ compute: () -> T) -> T {
         let (known, carried) = searchMemo.withLockedValue { memo -> (T?, (T, Int, [MemoCarry])?) in
             if memo.adopt(version: version, synonyms: synonyms) { return (memo.lookup(path, key), nil) }
