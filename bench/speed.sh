@@ -45,6 +45,14 @@ speed_mix() {
       "one-off mix (~150k distinct paths), 0 writes/s|oneoff|-|0|vsB"
       "repeated mix, a third of requests in French (locale=fr), 0 writes/s|fr-paths|-|0|vsB"
     )
+    # BENCH_ONEOFF_REPEAT=N: only B and the one-off mix, alternated N times in this server (what
+    # one row hides: once the memos are full their generations turn, docs/performance.md); no
+    # engine profile.
+    if [ -n "${BENCH_ONEOFF_REPEAT:-}" ]; then
+        local b=${rows[4]} o=${rows[5]}
+        rows=()
+        for _ in $(seq "$BENCH_ONEOFF_REPEAT"); do rows+=("$b" "$o"); done
+    fi
     for entry in "${rows[@]}"; do
         IFS='|' read -r name file tokens writes role <<<"$entry"
         writer=
@@ -95,6 +103,7 @@ print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
     # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not
     # — in a random order, as wrk sends them (the file is sorted: neighbours share their words).
     shuf --random-source=<(yes) "$work/oneoff.txt" > "$work/oneoff-shuffled.txt"
+    [ -n "${BENCH_ONEOFF_REPEAT:-}" ] && return
     echo "engine per-step profile at $n books (µs per answer, mean / p99):" | tee -a "$results"
     { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff-shuffled.txt" --limit 20000; echo '```'; } | tee -a "$results"
 }
