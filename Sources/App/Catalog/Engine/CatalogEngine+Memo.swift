@@ -33,8 +33,10 @@ extension CatalogEngine {
         }
         /// Answers per generation: the repeated mix of the bench (~6,000 paths) asked in five
         /// children's scopes is ~30,000 keys — at 4,096 three quarters of the 40 tablets' answers
-        /// were computed. The carry visits the kept answers a change may reach, after it, off the lock.
-        static let limit = 32768
+        /// were computed. The carry visits the kept answers a change may reach, after it, off the
+        /// lock, and a turn frees nothing under it: 65,536 (the 40 tablets at a million books
+        /// computed 16–20 % of their answers instead of 17–21 %, docs/performance.md).
+        static let limit = 65536
         var version = -1
         /// Which memo this is (`MemoEpoch`): a new number when it is made or emptied (`removeAll`).
         var epoch = MemoEpoch.next()
@@ -82,7 +84,7 @@ extension CatalogEngine {
 
         mutating func keep(_ entry: Entry, _ key: String) {
             if answers.count >= Self.limit {
-                // The generation dropped is freed off the lock (`Disposal`): 32,768 answers and their keys.
+                // The generation dropped is freed off the lock (`Disposal`): 65,536 answers and their keys.
                 Disposal.replace(&older, with: answers)
                 answers = [:]   // (shared with `older` now: nothing freed)
                 Disposal.replace(&groups, with: [:])
