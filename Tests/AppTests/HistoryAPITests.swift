@@ -106,12 +106,14 @@ struct HistoryAPITests {
             try await app.send(.POST, "/api/v1/children/\(child)/library/\(owl)/plays", token: parent.token,
                                json: #"{"position_seconds": 1, "completed": false, "played_at": "\#(ISO8601DateFormatter().string(from: date))"}"#)
         }
-        // The app's clock runs half an hour ahead: twenty minutes past the wall clock is not the future…
-        app.appServices.clock.advance(by: 1800)
-        let accepted = try await play(at: Date().addingTimeInterval(1200))
+        // The app's clock stopped half an hour ahead of the wall clock: twenty minutes past the wall
+        // clock is not the future…
+        let ahead = app.now.addingTimeInterval(1800)
+        app.appServices.clock.set(to: ahead)
+        let accepted = try await play(at: ahead.addingTimeInterval(-600))
         #expect(accepted.status == .created, "\(accepted.status) \(accepted.body.string)")
         // …ten minutes past the app's clock is.
-        let refused = try await play(at: Date().addingTimeInterval(2400))
+        let refused = try await play(at: ahead.addingTimeInterval(600))
         #expect(try refused.status == .badRequest && refused.json["field"] as? String == "played_at")
     }
 

@@ -85,13 +85,15 @@ struct VideoPipelineTests {
         #expect(response.status == .unauthorized && Self.code(response) == "invalid_signature")
         #expect(response.headers.contentType?.description.hasPrefix("application/problem+json") == true)
         let key = WebhookSignature.key(secret: app.settings.videoWebhookSecret)!
-        let now = Int(Date().timeIntervalSince1970)
+        // Timestamps from the app's clock, frozen: "stale" is measured from it, not from the wall clock.
+        app.appServices.clock.set(to: app.now)
+        let now = Int(app.now.timeIntervalSince1970)
         let signedOther = WebhookSignature.sign(id: "msg_x", timestamp: now, body: Data(body.utf8), key: key)
         response = try await Self.send(app, body.replacingOccurrences(of: "100", with: "999"), id: "msg_x", timestamp: now, signature: signedOther)
         #expect(response.status == .unauthorized)
-        response = try await Self.send(app, body, timestamp: Int(Date().timeIntervalSince1970) - 400)
+        response = try await Self.send(app, body, timestamp: now - 301)
         #expect(response.status == .badRequest && Self.code(response) == "stale_timestamp")
-        response = try await Self.send(app, body, timestamp: Int(Date().timeIntervalSince1970) + 400)
+        response = try await Self.send(app, body, timestamp: now + 301)
         #expect(response.status == .badRequest && Self.code(response) == "stale_timestamp")
         response = try await app.testing().sendRequest(.POST, "/webhooks/video", headers: ["Content-Type": "application/json"], body: ByteBuffer(string: body))
         #expect(response.status == .badRequest && Self.code(response) == "missing_signature")
