@@ -57,10 +57,22 @@ extension CatalogIndex {
 
         // A search's matches are usually few: its counts read only the words holding them.
         let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 8 ? sets.blocks : nil
-        func count(_ a: Bitset, _ b: Bitset) -> Int { occupied.map { a.intersectionCount(b, at: $0) } ?? a.intersectionCount(b) }
-        let total = occupied.map { matches.intersectionCount(matches, at: $0) } ?? matches.count
-        let categoryCounts = categories.map { (id: $0.id, count: byCategory[$0.id].map { count(noCategory, $0) } ?? 0) }
-        let ageBandCounts = Self.ageBands.map { count(noAge, byAge[$0.age]) }
+        // Each filtered set counted against all its facets' sets in one pass (`intersectionCounts`),
+        // the total with them (`matches` is `noAge` ∩ the age's set, when there is one).
+        let categorySets = categories.map { byCategory[$0.id] }, ageSets: [Bitset?] = Self.ageBands.map { byAge[$0.age] }
+        let last = parameters.age.map { byAge[$0] } ?? noAge
+        let categoryCounts: [(id: Int, count: Int)], ageBandCounts: [Int], total: Int
+        if parameters.category == nil && parameters.age == nil {   // (then `noCategory` is `noAge`: one pass)
+            let counts = noAge.intersectionCounts(categorySets + ageSets + [last], at: occupied)
+            categoryCounts = zip(categories, counts).map { (id: $0.id, count: $1) }
+            ageBandCounts = Array(counts[categorySets.count..<counts.count - 1])
+            total = counts[counts.count - 1]
+        } else {
+            categoryCounts = zip(categories, noCategory.intersectionCounts(categorySets, at: occupied)).map { (id: $0.id, count: $1) }
+            let counts = noAge.intersectionCounts(ageSets + [last], at: occupied)
+            ageBandCounts = Array(counts.dropLast())
+            total = counts[counts.count - 1]
+        }
         let page = parameters.page
         var ids: [Int] = []
         if page.offset < total {

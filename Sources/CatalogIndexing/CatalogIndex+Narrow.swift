@@ -44,13 +44,24 @@ extension CatalogIndex {
             default: matches
             }
         }
-        var before = Bitset(capacity: matches.capacity), tier = matches
-        for t in 0..<12 {
-            let through = tiers(through: t)
-            if fills(through) { tier = through; tier.subtract(before); break }
-            guard t < 11 else { return nil }
-            before = through
+        // The tier the page's end falls in found by counts alone (T ⊆ TA, so |T ∪ (TA ∩ L)| is
+        // |T| + |TA ∩ L| − |T ∩ L|): at a million books each tier built on the way was a set of
+        // the catalog's size written, to be counted once.
+        let dense = sets.blocks.count * 4 > matches.words.count   // (then counted over every word: vectorized)
+        func count(_ a: Bitset, _ b: Bitset) -> Int { dense ? a.intersectionCount(b) : a.intersectionCount(b, at: sets.blocks) }
+        func held(through t: Int) -> Int {
+            switch t {
+            case 0...2: count(inTitle(), level(3 - t))
+            case 3: count(inTitle(), inTitle())
+            case 4...6: count(inTitle(), inTitle()) + count(inTitleOrAuthor(), level(7 - t)) - count(inTitle(), level(7 - t))
+            case 7: count(inTitleOrAuthor(), inTitleOrAuthor())
+            case 8...10: count(inTitleOrAuthor(), inTitleOrAuthor()) + count(level(11 - t), level(11 - t)) - count(inTitleOrAuthor(), level(11 - t))
+            default: count(matches, matches)
+            }
         }
+        guard let filled = (0..<12).first(where: { held(through: $0) >= end }) else { return nil }
+        var before = filled == 0 ? Bitset(capacity: matches.capacity) : tiers(through: filled - 1), tier = tiers(through: filled)
+        tier.subtract(before)
         // Within the tier, by whole words: the books with at least s of them (`atLeast[s]`),
         // counted word by word.
         let wholes = sets.words.compactMap(\.whole)

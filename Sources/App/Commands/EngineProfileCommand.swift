@@ -36,8 +36,13 @@ struct EngineProfileCommand: StorytimeCommand {
         var empty = 0
         // One-off pages first, on their own, in the file's order: each step below runs right
         // after the one before on the same words, and a page timed after them found its memory warm.
+        steps.list("page, one-off (all steps, whole catalog)", "  of which found some", "  of which found nothing")
         for parameters in requests {
-            _ = steps.time("page, one-off (all steps, whole catalog)") { engine.page(parameters, now: now, synonyms: synonyms) }
+            let start = ContinuousClock.now
+            let page = steps.time("page, one-off (all steps, whole catalog)") { engine.page(parameters, now: now, synonyms: synonyms) }
+            // The same split by what it found: half of the one-off searches find nothing (a
+            // correction then looked for), and the rest rank and highlight a page.
+            steps.record(page.total == 0 ? "  of which found nothing" : "  of which found some", start.duration(to: .now))
             _ = steps.time("page, child's scope") { engine.page(parameters, scope: child, now: now, synonyms: synonyms) }
         }
         for parameters in requests {
@@ -88,10 +93,16 @@ struct StepTimes {
     mutating func time<T>(_ name: String, _ body: () -> T) -> T {
         let start = ContinuousClock.now
         let result = body()
-        let elapsed = start.duration(to: .now)
-        if samples[name] == nil { order.append(name) }
-        samples[name, default: []].append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+        record(name, start.duration(to: .now))
         return result
+    }
+
+    /// Lists `names` in this order (a step first seen later is listed where it belongs).
+    mutating func list(_ names: String...) { order += names.filter { samples[$0] == nil && !order.contains($0) } }
+
+    mutating func record(_ name: String, _ elapsed: Duration) {
+        if !order.contains(name) { order.append(name) }
+        samples[name, default: []].append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
     }
 
     var table: String {
