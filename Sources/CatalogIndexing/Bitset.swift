@@ -114,7 +114,8 @@ public struct Bitset: Sendable, Equatable {
                     counts[j] &+= set.words.withUnsafeBufferPointer { b in
                         var total = 0
                         if let indices {
-                            for k in start..<end where indices[k] < b.count { total &+= (a[indices[k]] & b[indices[k]]).nonzeroBitCount }
+                            let length = Swift.min(a.count, b.count)
+                            for k in start..<end where indices[k] < length { total &+= (a[indices[k]] & b[indices[k]]).nonzeroBitCount }
                         } else {
                             for i in start..<Swift.max(start, Swift.min(end, b.count)) { total &+= (a[i] & b[i]).nonzeroBitCount }
                         }
@@ -154,7 +155,8 @@ public struct Bitset: Sendable, Equatable {
         words.withUnsafeBufferPointer { a in
             other.words.withUnsafeBufferPointer { b in
                 var total = 0
-                for i in indices where i < b.count { total &+= (a[i] & b[i]).nonzeroBitCount }
+                let length = Swift.min(a.count, b.count)
+                for i in indices where i < length { total &+= (a[i] & b[i]).nonzeroBitCount }
                 return total
             }
         }

@@ -16,8 +16,10 @@ struct VideoPipelineTests {
     }
 
     /// Sends `body` signed with the app's secret (or `secret`), as the pipeline would.
-    static func send(_ app: Application, _ body: String, id: String = "msg_\(UUID().uuidString)", timestamp: Int = Int(Date().timeIntervalSince1970),
+    /// Signed now by the app's clock unless `timestamp` says otherwise.
+    static func send(_ app: Application, _ body: String, id: String = "msg_\(UUID().uuidString)", timestamp: Int? = nil,
                      secret: String? = nil, signature: String? = nil) async throws -> TestingHTTPResponse {
+        let timestamp = timestamp ?? Int(app.now.timeIntervalSince1970)
         let key = WebhookSignature.key(secret: secret ?? app.settings.videoWebhookSecret)!
         let headers: HTTPHeaders = ["Content-Type": "application/json", "webhook-id": id, "webhook-timestamp": String(timestamp),
                                     "webhook-signature": signature ?? WebhookSignature.sign(id: id, timestamp: timestamp, body: Data(body.utf8), key: key)]
