@@ -11,6 +11,7 @@
 #   BENCH_ONLY=child             only the parent's side, varied (bench/child.sh)
 #   BENCH_ONLY=compression       only the warm mix without and with gzip and br (bench/compression.sh)
 #   BENCH_ONLY=speed             only a child's tablet and one-off searches beside their base rows (bench/speed.sh)
+#   BENCH_SPEED_ROWS="0 2 0 2"   with it, only those rows, in that order (one row's swing beside its base)
 #   BENCH_ONLY=deploy            only the warm mix, the cold starts and the rolling restart (bench/deploy.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."

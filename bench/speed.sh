@@ -7,9 +7,10 @@
 # and from the parent's token with child_id on every catalog request (each ÷ A); parents'
 # repeated mix without writes (base B); the one-off mix (~150,000 distinct paths, mostly
 # searches never asked before in this run) (÷ B); the repeated mix with a third of its requests in
-# French (÷ B). Each row also prints the server's own CPU per request (user + system time from
-# /proc over the requests wrk completed) and each compared row the same ratio by that CPU, which
-# the shared machine's other load moves less. Then the engine's per-step profile
+# French (÷ B); the 40 tablets again without writes (÷ B: what they compute that no write
+# caused — first asks of their scopes' answers). Each row also prints the server's own CPU per
+# request (user + system time from /proc over the requests wrk completed) and each compared row
+# the same ratio by that CPU, which the shared machine's other load moves less. Then the engine's per-step profile
 # (`App engine profile`): what each step of a list answer costs, kept and one-off, scoped or not.
 speed_mix() {
     local floor baseA baseB cpuA cpuB r p50 p99 bad ratio writer
@@ -44,6 +45,7 @@ speed_mix() {
       "parents, repeated mix, 0 writes/s|paths|-|0|B"
       "one-off mix (~150k distinct paths), 0 writes/s|oneoff|-|0|vsB"
       "repeated mix, a third of requests in French (locale=fr), 0 writes/s|fr-paths|-|0|vsB"
+      "40 tablets, 0 writes/s|paths|tokens|0|vsB"
     )
     # BENCH_ONEOFF_REPEAT=N: only B and the one-off mix, alternated N times in this server (what
     # one row hides: once the memos are full their generations turn, docs/performance.md); no
@@ -52,6 +54,13 @@ speed_mix() {
         local b=${rows[4]} o=${rows[5]}
         rows=()
         for _ in $(seq "$BENCH_ONEOFF_REPEAT"); do rows+=("$b" "$o"); done
+    fi
+    # BENCH_SPEED_ROWS="0 2 0 2": only these rows (0-based, as listed above), in this order, each
+    # as often as named — one row's swing measured against its base in one server; no engine profile.
+    if [ -n "${BENCH_SPEED_ROWS:-}" ]; then
+        local pick=() i
+        for i in $BENCH_SPEED_ROWS; do pick+=("${rows[$i]}"); done
+        rows=("${pick[@]}")
     fi
     for entry in "${rows[@]}"; do
         IFS='|' read -r name file tokens writes role <<<"$entry"
@@ -103,7 +112,7 @@ print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
     # The per-step profile of the engine (no HTTP): the same paths, kept and one-off, scoped and not
     # — in a random order, as wrk sends them (the file is sorted: neighbours share their words).
     shuf --random-source=<(yes) "$work/oneoff.txt" > "$work/oneoff-shuffled.txt"
-    [ -n "${BENCH_ONEOFF_REPEAT:-}" ] && return
+    [ -n "${BENCH_ONEOFF_REPEAT:-}${BENCH_SPEED_ROWS:-}" ] && return
     echo "engine per-step profile at $n books (µs per answer, mean / p99):" | tee -a "$results"
     { echo '```'; DATABASE_URL=$url ENGINE_SNAPSHOT_PATH=$snapshot $app engine profile --paths "$work/oneoff-shuffled.txt" --limit 20000; echo '```'; } | tee -a "$results"
 }

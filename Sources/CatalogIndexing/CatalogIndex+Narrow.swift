@@ -47,16 +47,25 @@ extension CatalogIndex {
         // The tier the page's end falls in found by counts alone (T ⊆ TA, so |T ∪ (TA ∩ L)| is
         // |T| + |TA ∩ L| − |T ∩ L|): at a million books each tier built on the way was a set of
         // the catalog's size written, to be counted once.
+        // Each count made once: the steps share |T|, |TA| and |Lₖ| (the sets named 0 T, 1 TA, 1 + k Lₖ, 5 the matches).
         let dense = sets.blocks.count * 4 > matches.words.count   // (then counted over every word: vectorized)
-        func count(_ a: Bitset, _ b: Bitset) -> Int { dense ? a.intersectionCount(b) : a.intersectionCount(b, at: sets.blocks) }
+        var counted: [Int: Int] = [:]
+        func count(_ a: Int, _ b: Int) -> Int {
+            if let known = counted[a * 8 + b] { return known }
+            func set(_ i: Int) -> Bitset { i == 0 ? inTitle() : i == 1 ? inTitleOrAuthor() : i == 5 ? matches : level(i - 1) }
+            let x = set(a), y = set(b)
+            let n = dense ? x.intersectionCount(y) : x.intersectionCount(y, at: sets.blocks)
+            counted[a * 8 + b] = n
+            return n
+        }
         func held(through t: Int) -> Int {
             switch t {
-            case 0...2: count(inTitle(), level(3 - t))
-            case 3: count(inTitle(), inTitle())
-            case 4...6: count(inTitle(), inTitle()) + count(inTitleOrAuthor(), level(7 - t)) - count(inTitle(), level(7 - t))
-            case 7: count(inTitleOrAuthor(), inTitleOrAuthor())
-            case 8...10: count(inTitleOrAuthor(), inTitleOrAuthor()) + count(level(11 - t), level(11 - t)) - count(inTitleOrAuthor(), level(11 - t))
-            default: count(matches, matches)
+            case 0...2: count(0, 4 - t)
+            case 3: count(0, 0)
+            case 4...6: count(0, 0) + count(1, 8 - t) - count(0, 8 - t)
+            case 7: count(1, 1)
+            case 8...10: count(1, 1) + count(12 - t, 12 - t) - count(1, 12 - t)
+            default: count(5, 5)
             }
         }
         guard let filled = (0..<12).first(where: { held(through: $0) >= end }) else { return nil }
