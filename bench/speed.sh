@@ -59,7 +59,10 @@ speed_mix() {
     # as often as named — one row's swing measured against its base in one server; no engine profile.
     if [ -n "${BENCH_SPEED_ROWS:-}" ]; then
         local pick=() i
-        for i in $BENCH_SPEED_ROWS; do pick+=("${rows[$i]}"); done
+        for i in $BENCH_SPEED_ROWS; do
+            [[ $i =~ ^[0-9]+$ ]] && [ "$i" -lt ${#rows[@]} ] || { echo "BENCH_SPEED_ROWS: no row $i (rows 0 to $((${#rows[@]} - 1)))" >&2; exit 1; }
+            pick+=("${rows[$i]}")
+        done
         rows=("${pick[@]}")
     fi
     for entry in "${rows[@]}"; do
