@@ -14,28 +14,6 @@
 # (`App engine profile`): what each step of a list answer costs, kept and one-off, scoped or not.
 speed_mix() {
     local floor baseA baseB cpuA cpuB r p50 p99 bad ratio writer
-    mixed_paths
-    ONEOFF=${BENCH_ONEOFF_PATHS:-150000} python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
-    child_devices_setup
-    head -1 "$work/tokens.txt" > "$work/one-token.txt"
-    # The parent's own token naming a tablet child (controls: max age 8, one blocked category).
-    local scoped_child
-    scoped_child=$(head -1 <<<"$ids")
-    awk -v c="$scoped_child" '/^\/api\/v1\/catalog\/books/ { print $0 (index($0, "?") ? "&" : "?") "child_id=" c; next } { print }' \
-        "$work/paths.txt" > "$work/child-id-paths.txt"
-    # The same mix with a third of the requests in French (`locale=fr`: localized titles, categories and highlights).
-    awk 'NR % 3 == 0 && /^\/api\/v1\/catalog\// { print $0 (index($0, "?") ? "&" : "?") "locale=fr"; next } { print }' \
-        "$work/paths.txt" > "$work/fr-paths.txt"
-    # Warm: fill the kept answers of the repeated mix (parents and tablets), and each tablet's scope.
-    for warm in "paths|" "paths|$work/tokens.txt" "fr-paths|"; do
-        IFS='|' read -r file tokens <<<"$warm"
-        PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
-    done
-
-    wrk -t2 -c"$connections" -d"${duration}s" --latency "$base/livez" > "$work/wrk.txt" 2>&1 || true
-    read -r floor p50 p99 bad < <(parse_wrk "$work/wrk.txt")
-    speed_row "no database (floor)" "$floor" "$p50" "$p99" "$bad" ""
-
     # name | paths | tokens file ('' = the parent) | writes/s | base (A, B or '' = this row is the base)
     local rows=(
       "parents, repeated mix, 10 writes/s|paths|-|10|A"
@@ -65,6 +43,28 @@ speed_mix() {
         done
         rows=("${pick[@]}")
     fi
+    mixed_paths
+    ONEOFF=${BENCH_ONEOFF_PATHS:-150000} python3 bench/mixed_paths.py "$work/words.txt" "$work/slugs.txt" "$work/ids.txt" "$work/oneoff.txt"
+    child_devices_setup
+    head -1 "$work/tokens.txt" > "$work/one-token.txt"
+    # The parent's own token naming a tablet child (controls: max age 8, one blocked category).
+    local scoped_child
+    scoped_child=$(head -1 <<<"$ids")
+    awk -v c="$scoped_child" '/^\/api\/v1\/catalog\/books/ { print $0 (index($0, "?") ? "&" : "?") "child_id=" c; next } { print }' \
+        "$work/paths.txt" > "$work/child-id-paths.txt"
+    # The same mix with a third of the requests in French (`locale=fr`: localized titles, categories and highlights).
+    awk 'NR % 3 == 0 && /^\/api\/v1\/catalog\// { print $0 (index($0, "?") ? "&" : "?") "locale=fr"; next } { print }' \
+        "$work/paths.txt" > "$work/fr-paths.txt"
+    # Warm: fill the kept answers of the repeated mix (parents and tablets), and each tablet's scope.
+    for warm in "paths|" "paths|$work/tokens.txt" "fr-paths|"; do
+        IFS='|' read -r file tokens <<<"$warm"
+        PATHS="$work/$file.txt" TOKEN="$token" TOKENS="$tokens" wrk -t2 -c"$connections" -d"${duration}s" -s bench/mixed.lua "$base" > /dev/null 2>&1 || true
+    done
+
+    wrk -t2 -c"$connections" -d"${duration}s" --latency "$base/livez" > "$work/wrk.txt" 2>&1 || true
+    read -r floor p50 p99 bad < <(parse_wrk "$work/wrk.txt")
+    speed_row "no database (floor)" "$floor" "$p50" "$p99" "$bad" ""
+
     for entry in "${rows[@]}"; do
         IFS='|' read -r name file tokens writes role <<<"$entry"
         writer=
@@ -106,8 +106,8 @@ print(f'{made * 100 / max(kept + made, 1):.1f} % of answers computed{carry}')")
         case $role in
           A) baseA=$r; cpuA=$cpu; ratio=$(python3 -c "print(f'base A: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
           B) baseB=$r; cpuB=$cpu; ratio=$(python3 -c "print(f'base B: {${r:-0} * 100 / max(${floor:-0}, 1):.0f} % of the floor')") ;;
-          vsA) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A (by server CPU a request: {${cpuA:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
-          vsB) ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B (by server CPU a request: {${cpuB:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
+          vsA) [ -z "${baseA:-}" ] && ratio="no base A ran before it" || ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseA:-0}, 1):.0f} % of A (by server CPU a request: {${cpuA:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
+          vsB) [ -z "${baseB:-}" ] && ratio="no base B ran before it" || ratio=$(python3 -c "print(f'{${r:-0} * 100 / max(${baseB:-0}, 1):.0f} % of B (by server CPU a request: {${cpuB:-0} * 100 / max($cpu, 1):.0f} %)')") ;;
         esac
         ratio="$ratio; server $cpu µs CPU a request; $computed"
         speed_row "$name" "$r" "$p50" "$p99" "$bad" "$ratio"

@@ -56,8 +56,8 @@ extension CatalogIndex {
         let matches = parameters.age.map { noAge.intersection(byAge[$0]) } ?? noAge
 
         // A search's matches are usually few: its counts read only the words holding them, up to
-        // a quarter of the catalog's (past about a third a pass over every word costs less: at a
-        // million books, 15 facet sets counted over 22 % of the words took 55 µs, over all 68).
+        // a quarter of the catalog's (past about a third a pass over every word costs less: 15 sets
+        // of a million books counted over 22 % of their words took 55 µs, over all of them 64–68).
         let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 4 ? sets.blocks : nil
         // Each filtered set counted against all its facets' sets in one pass (`intersectionCounts`),
         // the total with them (`matches` is `noAge` ∩ the age's set, when there is one).

@@ -47,7 +47,8 @@ extension CatalogIndex {
         // The tier the page's end falls in found by counts alone (T ⊆ TA, so |T ∪ (TA ∩ L)| is
         // |T| + |TA ∩ L| − |T ∩ L|): at a million books each tier built on the way was a set of
         // the catalog's size written, to be counted once.
-        // Each count made once: the steps share |T|, |TA| and |Lₖ| (the sets named 0 T, 1 TA, 1 + k Lₖ, 5 the matches).
+        // Each count made once: the steps share |T|, |TA|, |T ∩ Lₖ| and |TA ∩ Lₖ| (the sets named 0 T,
+        // 1 TA, 1 + k Lₖ, 5 the matches).
         let dense = sets.blocks.count * 4 > matches.words.count   // (then counted over every word: vectorized)
         var counted: [Int: Int] = [:]
         func count(_ a: Int, _ b: Int) -> Int {
