@@ -96,36 +96,14 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
-    /// |self ∩ s| for each of `sets` (nil: 0) in one pass over self — over the words `at` only
-    /// when given (self is empty elsewhere: `occupiedWords`): a run of its words is read once and
-    /// counted against every set while it is in the first-level cache. A page's facets count one
-    /// set against a dozen; counted one after another, a million books' set was read a dozen
-    /// times from farther away.
-    public func intersectionCounts(_ sets: [Bitset?], at indices: [Int]? = nil) -> [Int] {
-        var counts = [Int](repeating: 0, count: sets.count)
-        let run = 512   // (4 kB of self's words, or of the indices and the words they name)
-        words.withUnsafeBufferPointer { a in
-            let length = indices?.count ?? a.count
-            var start = 0
-            while start < length {
-                let end = Swift.min(start + run, length)
-                for (j, set) in sets.enumerated() {
-                    guard let set else { continue }
-                    counts[j] &+= set.words.withUnsafeBufferPointer { b in
-                        var total = 0
-                        if let indices {
-                            let length = Swift.min(a.count, b.count)
-                            for k in start..<end where indices[k] < length { total &+= (a[indices[k]] & b[indices[k]]).nonzeroBitCount }
-                        } else {
-                            for i in start..<Swift.max(start, Swift.min(end, b.count)) { total &+= (a[i] & b[i]).nonzeroBitCount }
-                        }
-                        return total
-                    }
-                }
-                start = end
-            }
+    /// The members' count, over the words `at` only when given (self is empty elsewhere: `occupiedWords`).
+    public func count(at indices: [Int]?) -> Int {
+        guard let indices else { return count }
+        return words.withUnsafeBufferPointer { words in
+            var total = 0
+            for i in indices where i < words.count { total &+= words[i].nonzeroBitCount }
+            return total
         }
-        return counts
     }
 
     /// The indices of the words holding members, when there are at most `limit` of them (a

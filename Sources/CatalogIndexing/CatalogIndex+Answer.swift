@@ -56,25 +56,15 @@ extension CatalogIndex {
         let matches = parameters.age.map { noAge.intersection(byAge[$0]) } ?? noAge
 
         // A search's matches are usually few: its counts read only the words holding them, up to
-        // a quarter of the catalog's (past about a third a pass over every word costs less: 15 sets
-        // of a million books counted over 22 % of their words took 55 µs, over all of them 64–68).
+        // a quarter of the catalog's (past that a pass over every word costs about as much).
         let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 4 ? sets.blocks : nil
-        // Each filtered set counted against all its facets' sets in one pass (`intersectionCounts`),
-        // the total with them (`matches` is `noAge` ∩ the age's set, when there is one).
-        let categorySets = categories.map { byCategory[$0.id] }, ageSets: [Bitset?] = Self.ageBands.map { byAge[$0.age] }
-        let last = parameters.age.map { byAge[$0] } ?? noAge
-        let categoryCounts: [(id: Int, count: Int)], ageBandCounts: [Int], total: Int
-        if parameters.category == nil && parameters.age == nil {   // (then `noCategory` is `noAge`: one pass)
-            let counts = noAge.intersectionCounts(categorySets + ageSets + [last], at: occupied)
-            categoryCounts = zip(categories, counts).map { (id: $0.id, count: $1) }
-            ageBandCounts = Array(counts[categorySets.count..<counts.count - 1])
-            total = counts[counts.count - 1]
-        } else {
-            categoryCounts = zip(categories, noCategory.intersectionCounts(categorySets, at: occupied)).map { (id: $0.id, count: $1) }
-            let counts = noAge.intersectionCounts(ageSets + [last], at: occupied)
-            ageBandCounts = Array(counts.dropLast())
-            total = counts[counts.count - 1]
-        }
+        // Each filtered set counted against every facet in one pass over the facet table, its own
+        // size with them (the total, without an age filter: then `matches` is `noAge`).
+        let counts = facets.counts(noAge, at: occupied)   // (the age bands' columns come first)
+        let withoutCategory = parameters.category == nil && parameters.age == nil ? counts : facets.counts(noCategory, at: occupied)
+        let categoryCounts = categories.map { (id: $0.id, count: facets.categoryColumns[$0.id].map { withoutCategory[$0] } ?? 0) }
+        let ageBandCounts = Array(counts[0..<Self.ageBands.count])
+        let total = parameters.age == nil ? counts[counts.count - 1] : matches.count(at: occupied)
         let page = parameters.page
         var ids: [Int] = []
         if page.offset < total {

@@ -20,6 +20,7 @@ extension CatalogIndex {
         for i in lexemes.indices { lexemes[i].finish(capacity: capacity) }
         sortLexemes()
         typos.insertAll(typoUses.indices.filter { typoUses[$0] > 0 }.map { lexemeText(UInt32($0)) })
+        buildFacets()
     }
 
     /// Adds a book during a bulk load.
@@ -119,6 +120,7 @@ extension CatalogIndex {
         count += 1
         for age in 0...18 where book.ageMin <= age && age <= book.ageMax { byAge[age].insert(id) }
         for category in book.categoryIDs { byCategory[category, default: Bitset()].insert(id) }
+        if !bulk { facets.insert(id, bands: Self.ageBands.map(\.age), from: book.ageMin, to: book.ageMax, categories: book.categoryIDs) }
         if let publisher = book.publisherID { byPublisher[publisher, default: Bitset()].insert(id) }
         return ids
     }
@@ -143,6 +145,7 @@ extension CatalogIndex {
         }
         for age in Int(ageMin[id])...max(Int(ageMin[id]), Int(ageMax[id])) where age <= 18 { byAge[age].remove(id) }
         for category in bookCategories[id] { Self.remove(id, stored: category, from: &byCategory) }
+        facets.remove(id)
         Self.remove(id, stored: publisher[id], from: &byPublisher)
         let windows = rights[id]
         for i in stride(from: windows.startIndex + 2, to: windows.endIndex, by: 3) {

@@ -43,6 +43,8 @@ public struct CatalogIndex: Sendable {
     var byAge = [Bitset](repeating: Bitset(), count: 19)
     var byCategory: [Int: Bitset] = [:]
     var byPublisher: [Int: Bitset] = [:]
+    /// The age bands' and categories' sets side by side, for a page's facet counts.
+    var facets = FacetTable()
     var titleOrder: [Int32] = []
     var newestOrder: [Int32] = []
     /// Territory rules by number (0: worldwide), and per rule the books with a window under it.
@@ -81,6 +83,12 @@ public struct CatalogIndex: Sendable {
     public mutating func setCategories(_ list: [Category]) {
         categories = list
         slugs = Dictionary(list.map { ($0.slug, $0.id) }, uniquingKeysWith: { a, _ in a })
+        buildFacets()
+    }
+
+    /// The facet table built again from the sets (new categories, the end of a bulk load).
+    mutating func buildFacets() {
+        facets = FacetTable(ages: Self.ageBands.map { byAge[$0.age] }, categories: categories.map(\.id), byCategory: byCategory)
     }
 
     /// The category id a `category` parameter names: a slug, else an id (as the SQL resolves it).
