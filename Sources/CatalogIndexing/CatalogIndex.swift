@@ -44,7 +44,7 @@ public struct CatalogIndex: Sendable {
     var byCategory: [Int: Bitset] = [:]
     var byPublisher: [Int: Bitset] = [:]
     /// The age bands' and categories' sets side by side, for a page's facet counts.
-    var facets = FacetTable()
+    var facets = FacetTable(ages: CatalogIndex.ageBands.map { _ in Bitset() }, categories: [], byCategory: [:])
     var titleOrder: [Int32] = []
     var newestOrder: [Int32] = []
     /// Territory rules by number (0: worldwide), and per rule the books with a window under it.

@@ -12,13 +12,11 @@ import Core
 /// the categories change or a bulk load ends.
 struct FacetTable: Sendable, Equatable {
     /// Columns per row: the age bands' and categories' (`columns`) up to 8, 16, 32 or a multiple of 64.
-    private(set) var stride = 0
+    private(set) var stride: Int
     /// Per category id, its column (after the age bands').
     private(set) var categoryColumns: [Int: Int] = [:]
-    private(set) var columns = 0
+    private(set) var columns: Int
     private(set) var words: [UInt64] = []
-
-    init() {}
 
     /// The table of the age bands' sets `ages` and the sets of `categories` (each id once, in
     /// their order; a missing set is empty).
@@ -40,7 +38,7 @@ struct FacetTable: Sendable, Equatable {
         }
     }
 
-    var rows: Int { stride == 0 ? 0 : words.count / stride }
+    var rows: Int { words.count / stride }
 
     /// The same columns holding the same books (rows past the last book are empty either way).
     static func == (a: FacetTable, b: FacetTable) -> Bool {
@@ -51,7 +49,6 @@ struct FacetTable: Sendable, Equatable {
     /// Puts book `id` in the columns of the age bands (their ages: `bands`) its ages `from`–`to`
     /// cover and of its categories that have one.
     mutating func insert(_ id: Int, bands: [Int], from: Int, to: Int, categories: [Int]) {
-        guard stride > 0 else { return }
         let row = id >> 6, bit = UInt64(1) << UInt64(id & 63)
         if row >= rows { words.append(contentsOf: repeatElement(0, count: (row + 1 - rows) * stride)) }
         for (column, age) in bands.enumerated() where from <= age && age <= to { words[row * stride + column] |= bit }

@@ -1,4 +1,5 @@
 @testable import CatalogIndexing
+import Core
 import Testing
 
 /// The facet table (`FacetTable`, a page's facet counts): its counts equal each set counted on its
@@ -85,5 +86,10 @@ struct FacetTableTests {
             }
         }
         #expect(index.facets.counts(index.active).last == index.count)
+        // An index changed before it has categories or a bulk load: its age bands are counted.
+        var unlisted = CatalogIndex()
+        unlisted.apply(Array(books.values.prefix(300)), removing: [])
+        #expect(unlisted.facets == rebuilt(unlisted))
+        #expect(unlisted.answer(CatalogParameters()).ageBandCounts.reduce(0, +) > 0)
     }
 }
