@@ -4,8 +4,9 @@ import Core
 /// one row holding that word of each age band's set then of each category's (in the catalog's
 /// order), padded to whole 64-byte lines. A count reads one row per word of the matches — two
 /// lines for a dozen facets — where the sets one by one were a dozen lines far apart, and counts
-/// eight columns at once. (A million books, 15 facets: a search holding 12 % of the words counted
-/// in ~105 µs from memory against ~225 by set; every word in ~175 against ~255.)
+/// a row as one vector. (A million books, 15 facets, from memory: a search holding 12 % of the
+/// words counted in ~117 µs against 224–246 by set; every word in 200–225 against 232–273 —
+/// docs/performance.md, round 19.)
 ///
 /// The catalog's sets (`byAge`, `byCategory`) stay what filters and scopes read; this table is
 /// their copy, kept with them book by book (`insert`, `remove`) and built again from them when
