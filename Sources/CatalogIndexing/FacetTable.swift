@@ -2,9 +2,9 @@ import Core
 
 /// The facets' sets side by side, for counting a page's facets: per 64-book word of the catalog,
 /// one row holding that word of each age band's set then of each category's (in the catalog's
-/// order), padded to whole 64-byte lines. A count reads one row per word of the matches — two
-/// lines for a dozen facets — where the sets one by one were a dozen lines far apart, and counts
-/// a row as one vector. (A million books, 15 facets, from memory: a search holding 12 % of the
+/// order), padded to 8, 16 or 32 columns or a multiple of 64. A count reads one row per word of
+/// the matches — 128 bytes for a dozen facets, two or three cache lines — where the sets one by
+/// one were a dozen lines far apart, and counts a row as one vector. (A million books, 15 facets, from memory: a search holding 12 % of the
 /// words counted in ~117 µs against 224–246 by set; every word in 200–225 against 232–273 —
 /// docs/performance.md, round 19.)
 ///
@@ -66,7 +66,7 @@ struct FacetTable: Sendable, Equatable {
     /// Per column, |`set` ∩ that column's set|, and |`set`| last — over `set`'s words `at` only
     /// when given (`set` is empty elsewhere: `Bitset.occupiedWords`).
     func counts(_ set: Bitset, at indices: [Int]? = nil) -> [Int] {
-        switch stride {   // (a row as one vector where it fits: its sums stay in registers)
+        switch stride {   // (a row of up to 64 columns read as one vector, its sums one vector)
         case ...8: counts(set, at: indices, by: SIMD8<UInt64>.self)
         case ...16: counts(set, at: indices, by: SIMD16<UInt64>.self)
         case ...32: counts(set, at: indices, by: SIMD32<UInt64>.self)
