@@ -35,7 +35,9 @@ let package = Package(
         .systemLibrary(name: "CStemmer", path: "Sources/CStemmer", providers: [.apt(["libstemmer-dev"])]),
         // The in-memory catalog index: bitsets, lexemes, orders, answers and what survives a
         // change. Pure Swift, no Vapor and no database; the app loads it and keeps it fresh.
-        .target(name: "CatalogIndexing", dependencies: ["Core"], path: "Sources/CatalogIndexing"),
+        .target(name: "CatalogIndexing", dependencies: ["Core", "CPrefetch"], path: "Sources/CatalogIndexing"),
+        // A memory prefetch hint for the index's counts (a C header: Swift has no such builtin).
+        .systemLibrary(name: "CPrefetch", path: "Sources/CPrefetch"),
         // Brotli for compressed answers (`scripts/deps.sh` installs libbrotli-dev).
         .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
         .executableTarget(

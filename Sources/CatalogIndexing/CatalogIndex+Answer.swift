@@ -55,10 +55,11 @@ extension CatalogIndex {
         if let categorySet { noAge = noAge.intersection(categorySet) }
         let matches = parameters.age.map { noAge.intersection(byAge[$0]) } ?? noAge
 
-        // A search's matches are usually few: its counts read only the words holding them, up to
-        // a quarter of the catalog's (a trade-off: from memory a pass over every word costs less
-        // past 12–22 %, cached it does not; docs/performance.md, round 19).
-        let occupied = sets.count > 0 && sets.blocks.count <= base.words.count / 4 ? sets.blocks : nil
+        // A search's matches are usually few: its counts read only the words holding them (their
+        // rows asked for ahead, `FacetTable.ahead`), up to two fifths of the catalog's — from
+        // memory a pass over every word costs as much there, cached it costs more at any share
+        // (docs/performance.md, round 20).
+        let occupied = sets.count > 0 && sets.blocks.count * 5 <= base.words.count * 2 ? sets.blocks : nil
         // Each filtered set counted against every facet in one pass over the facet table, its own
         // size with them (the total, without an age filter: then `matches` is `noAge`).
         let counts = facets.counts(noAge, at: occupied)   // (the age bands' columns come first)
