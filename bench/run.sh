@@ -13,6 +13,7 @@
 #   BENCH_ONLY=speed             only a child's tablet and one-off searches beside their base rows (bench/speed.sh)
 #   BENCH_SPEED_ROWS="0 2 0 2"   with it, only those rows, in that order (one row's swing beside its base)
 #   BENCH_ONLY=deploy            only the warm mix, the cold starts and the rolling restart (bench/deploy.sh)
+#   BENCH_ONLY=facets            only the facet counts, no server (bench/facets.sh; BENCH_FACETS_BOOKS, a million)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${BENCH_SIZES:-"10000 100000"}
@@ -20,6 +21,7 @@ sizes=${BENCH_SIZES:-"10000 100000"}
 duration=${BENCH_DURATION:-10}
 connections=${BENCH_CONNECTIONS:-32}
 build=${BENCH_BUILD:-release}
+[ "${BENCH_ONLY:-}" = facets ] && exec bench/facets.sh
 
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 command -v pgbench >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-contrib-15 >/dev/null; }
