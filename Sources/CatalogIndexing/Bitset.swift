@@ -96,16 +96,6 @@ public struct Bitset: Sendable, Equatable {
         }
     }
 
-    /// The members' count, over the words `at` only when given (self is empty elsewhere: `occupiedWords`).
-    public func count(at indices: [Int]?) -> Int {
-        guard let indices else { return count }
-        return words.withUnsafeBufferPointer { words in
-            var total = 0
-            for i in indices where i < words.count { total &+= words[i].nonzeroBitCount }
-            return total
-        }
-    }
-
     /// The indices of the words holding members, when there are at most `limit` of them (a
     /// sparse set, whose counts need only those words); nil past it.
     public func occupiedWords(atMost limit: Int) -> [Int]? {

@@ -66,7 +66,7 @@ extension CatalogIndex {
         let withoutCategory = parameters.category == nil && parameters.age == nil ? counts : facets.counts(noCategory, at: occupied)
         let categoryCounts = categories.map { (id: $0.id, count: facets.categoryColumns[$0.id].map { withoutCategory[$0] } ?? 0) }
         let ageBandCounts = Array(counts[0..<Self.ageBands.count])
-        let total = parameters.age == nil ? counts[counts.count - 1] : matches.count(at: occupied)
+        let total = parameters.age == nil ? counts[counts.count - 1] : occupied.map { matches.intersectionCount(matches, at: $0) } ?? matches.count
         let page = parameters.page
         var ids: [Int] = []
         if page.offset < total {

@@ -51,7 +51,7 @@ struct FacetTableTests {
             // Over the words holding the base's members only (a search's few matches).
             let occupied = base.occupiedWords(atMost: .max) ?? []
             #expect(table.counts(base, at: occupied) == counts, "round \(round), at the occupied words")
-            #expect(base.count(at: occupied) == base.count)
+            #expect(base.intersectionCount(base, at: occupied) == base.count)
             nonzero += expected.count(where: { $0 > 0 })
         }
         #expect(nonzero > 1_000)   // (the rounds counted something)
