@@ -74,10 +74,9 @@ extension CatalogIndex {
     }
 
     /// `matching`, and the blocks (64-bit words of the id range) holding its members, ascending,
-    /// when they were followed (nil: not known). A word with short lists (`seed`) is read from
-    /// them within the books left, which gives their blocks; once few blocks are left (so read,
-    /// or `occupied` given), each further word is read over those blocks only (`narrow`): no
-    /// pass over the whole catalog per word.
+    /// when they were followed (nil: not known). Once few blocks are left (the rarest word's books
+    /// read from its lists, `seed`, or `occupied` given), each further word is read over those
+    /// blocks only (`narrow`): no pass over the whole catalog per word.
     func followed(_ words: [WordLexemes], cache: WordSetCache.Reader? = nil, within base: Bitset, occupied: [Int]? = nil,
                   fields: UInt8 = 7, tier: Bool = false) -> (set: Bitset, blocks: [Int]?) {
         var matched = base
@@ -94,10 +93,7 @@ extension CatalogIndex {
             let entry = cache.flatMap { keptSets(words[i], $0, fields: fields, tier: tier) }
             if let known = blocks, known.count * Self.fewBlocks <= base.words.count {
                 blocks = narrow(&matched, to: known, words[i], entry, fields: fields, fresh: step == 0)
-            } else if entry == nil, let seeded = seed(words[i], within: step == 0 ? base : matched, fields: fields) {
-                // (Also past the first word, and with many blocks given: its blocks are then known
-                // and the next words may be read over them — ORed into a catalog-size set and
-                // ANDed in, a tier of the narrowed page was a pass per word and left no blocks.)
+            } else if step == 0, blocks == nil, entry == nil, let seeded = seed(words[i], within: base, fields: fields) {
                 (matched, blocks) = seeded
             } else if let entry {
                 // The first step makes the set anew (`base` is shared: ANDed in place, it was copied first).
