@@ -7,8 +7,8 @@ import Core
 /// the matches — 128 bytes for a dozen facets, two or three cache lines, asked for a few rows
 /// ahead (`ahead`) — where the sets one by one were a dozen lines far apart, and counts a row as
 /// one vector. (A million books, 15 facets, from memory: a search holding 12 % of the
-/// words counted in ~117 µs against 224–246 by set; every word in 200–225 against 232–273 —
-/// docs/performance.md, round 19.)
+/// words counted in ~110–130 µs against 224–246 by set; every word in 200–280 against 232–273 —
+/// docs/performance.md, rounds 19 and 20; `BENCH_ONLY=facets bench/run.sh` times it.)
 ///
 /// The catalog's sets (`byAge`, `byCategory`) stay what filters and scopes read; this table is
 /// their copy, kept with them book by book (`insert`, `remove`) and built again from them when
@@ -77,8 +77,8 @@ struct FacetTable: Sendable, Equatable {
     }
 
     /// How many rows ahead of the one read a count over some words asks for a row (a million
-    /// books, from memory: 8 to 16 read the matches' rows 1.2–1.7× faster than none;
-    /// docs/performance.md, round 20).
+    /// books, from memory: the matches' rows read 1.1–2.0× faster than without; docs/performance.md,
+    /// round 20).
     static let ahead = 12
 
     /// Asks for every cache line of the `bytes` at `row` (not 64-byte aligned: its last byte's too).
@@ -111,8 +111,8 @@ struct FacetTable: Sendable, Equatable {
                     indices.withUnsafeBufferPointer { indices in
                         for k in 0..<indices.count {
                             if k &+ Self.ahead < indices.count, let base = UnsafeRawPointer(table.baseAddress) {
-                                let next = indices[k &+ Self.ahead]
-                                if next < rows { Self.prefetch(base + next &* bytes, bytes: bytes) }
+                                let next = indices[k &+ Self.ahead]   // (in the table only: a row past it is not asked for)
+                                if UInt(bitPattern: next) < UInt(rows) { Self.prefetch(base + next &* bytes, bytes: bytes) }
                             }
                             if indices[k] < a.count { add(indices[k]) }
                         }
