@@ -11,9 +11,10 @@ trap 'rm -rf "$work"' EXIT
 # and an empty module stands in for Core.
 : > "$work/Core.swift"
 swiftc -emit-module -module-name Core -emit-module-path "$work/Core.swiftmodule" "$work/Core.swift"
+# (release-flags.sh prints `-Xswiftc` pairs for `swift build`; swiftc takes them bare.)
 flags=$(scripts/release-flags.sh | sed 's/-Xswiftc //g')
 # shellcheck disable=SC2086
-swiftc -O $flags -I "$work" -I Sources/CPrefetch -module-name FacetsBench -o "$work/facets" \
+swiftc -O -wmo $flags -I "$work" -I Sources/CPrefetch -module-name FacetsBench -o "$work/facets" \
     bench/facets/main.swift Sources/CatalogIndexing/Bitset.swift Sources/CatalogIndexing/FacetTable.swift Sources/Core/SnapshotCoding.swift
 mkdir -p bench/results
 "$work/facets" "${BENCH_FACETS_BOOKS:-1000000}" | tee -a "bench/results/$(date -u +%Y%m%dT%H%M%SZ)-facets.md"

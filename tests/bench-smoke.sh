@@ -24,6 +24,6 @@ if ! echo "$out" | grep -E 'page, one-off \(all steps' >/dev/null; then
 fi
 # The facet counts' own bench (compiled from the engine's sources): it checks the two ways of
 # counting agree before it times them.
-facets=$(BENCH_ONLY=facets BENCH_FACETS_BOOKS=20000 bench/run.sh 2>&1)
+facets=$(BENCH_ONLY=facets BENCH_FACETS_BOOKS=20000 bench/run.sh 2>&1) || { echo "bench smoke: the facet counts' bench failed: $facets" >&2; exit 1; }
 if [ "$(echo "$facets" | grep -cE '^\| [0-9]+ % \| ')" -ne 7 ]; then echo "bench smoke: the facet counts' bench printed no table: $facets" >&2; exit 1; fi
 scripts/db.sh psql -d postgres -c "DROP DATABASE IF EXISTS st_bench_200_$(sha1sum seeds/demo.json | cut -c1-8) WITH (FORCE)" >/dev/null
