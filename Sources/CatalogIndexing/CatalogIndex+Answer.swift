@@ -57,7 +57,7 @@ extension CatalogIndex {
 
         // A search's matches are usually few: its counts read only the words holding them (their
         // rows asked for ahead, `FacetTable.ahead`), up to two fifths of the catalog's — from
-        // memory a pass over every word costs as much there, cached it costs more at any share
+        // memory a pass over every word costs as much there, cached it costs more at every share up to 60 %
         // (docs/performance.md, round 20).
         let occupied = sets.count > 0 && sets.blocks.count * 5 <= base.words.count * 2 ? sets.blocks : nil
         // Each filtered set counted against every facet in one pass over the facet table, its own

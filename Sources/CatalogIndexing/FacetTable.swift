@@ -7,7 +7,7 @@ import Core
 /// the matches — 128 bytes for a dozen facets, two or three cache lines, asked for a few rows
 /// ahead (`ahead`) — where the sets one by one were a dozen lines far apart, and counts a row as
 /// one vector. (A million books, 15 facets, from memory: a search holding 12 % of the
-/// words counted in ~110–130 µs against 224–246 by set; every word in 200–280 against 232–273 —
+/// words counted in ~115–130 µs against 224–246 by set; every word in 200–320 against 232–273 —
 /// docs/performance.md, rounds 19 and 20; `BENCH_ONLY=facets bench/run.sh` times it.)
 ///
 /// The catalog's sets (`byAge`, `byCategory`) stay what filters and scopes read; this table is
