@@ -9,13 +9,14 @@ import Core
 /// run holding the page's end books ends in one key; the books before it are fewer than the page
 /// and ranked as before, and that key's books follow in id order — no other block is read.
 extension CatalogIndex {
-    /// The page of `matches` so made; nil when only all the matches fill it.
+    /// The page of `matches` so made; nil when they are fewer than the page's end (the caller's
+    /// runs of blocks then go on where they were, `relevancePage`).
     func narrowedPage(_ matches: Bitset, _ sets: WordSets, page: PageRequest) -> [Int]? {
         let end = page.offset + page.perPage
         func fills(_ set: Bitset) -> Bool { set.intersectionCount(set, at: sets.blocks) >= end }   // (within the matches' blocks)
         // Fewer matches than the page's end (a filter left few in many blocks): nothing to narrow.
         guard fills(matches) else { return nil }
-        var levels: [Int: Bitset] = [:], title: Bitset?, titleOrAuthor: Bitset?
+        var levels = InlineArray<4, Bitset?>(repeating: nil), title: Bitset?, titleOrAuthor: Bitset?   // (Lₖ at k)
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
             let set = matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches,
@@ -50,9 +51,9 @@ extension CatalogIndex {
         // Each count made once: the steps share |T|, |TA|, |T ∩ Lₖ| and |TA ∩ Lₖ| (the sets named 0 T,
         // 1 TA, 1 + k Lₖ, 5 the matches).
         let dense = sets.blocks.count * 4 > matches.words.count   // (then counted over every word: vectorized)
-        var counted: [Int: Int] = [:]
+        var counted = InlineArray<48, Int>(repeating: -1)   // (a × 8 + b; −1 not yet counted: no hashing)
         func count(_ a: Int, _ b: Int) -> Int {
-            if let known = counted[a * 8 + b] { return known }
+            if counted[a * 8 + b] >= 0 { return counted[a * 8 + b] }
             func set(_ i: Int) -> Bitset { i == 0 ? inTitle() : i == 1 ? inTitleOrAuthor() : i == 5 ? matches : level(i - 1) }
             let x = set(a), y = set(b)
             let n = dense ? x.intersectionCount(y) : x.intersectionCount(y, at: sets.blocks)

@@ -26,7 +26,8 @@ extension CatalogIndex {
     }
 
     func relevancePage(_ matches: Bitset, sets: WordSets, page: PageRequest, narrowing: Bool = true) -> [Int] {
-        let found = matches.words.withUnsafeBufferPointer { matchWords -> [Int]? in
+        var narrowing = narrowing
+        return matches.words.withUnsafeBufferPointer { matchWords -> [Int] in
             var near = NearPage(keys: 12 * (sets.count + 1))
             guard page.offset + page.perPage <= Self.collectedPageLimit else {
                 let range = 0..<sets.blocks.count
@@ -43,13 +44,15 @@ extension CatalogIndex {
                 start = range.upperBound
                 size *= 4
                 // Not settled in the first blocks, many left: made from the words' catalog-wide
-                // sets (`narrowedPage`).
-                if narrowing && !near.settled && sets.blocks.count - start > Self.narrowedPast { return nil }
+                // sets (`narrowedPage`). When it cannot be (fewer matches than the page's end),
+                // the runs go on from here: the first run is not built again.
+                if narrowing && !near.settled && sets.blocks.count - start > Self.narrowedPast {
+                    if let narrowed = narrowedPage(matches, sets, page: page) { return narrowed }
+                    narrowing = false
+                }
             }
             return Array(near.collected.prefix(near.cutoff).joined().dropFirst(page.offset).prefix(page.perPage))
         }
-        if let found { return found }
-        return narrowedPage(matches, sets, page: page) ?? relevancePage(matches, sets: sets, page: page, narrowing: false)
     }
 
     /// How many blocks must be left after a near page's first run for it to be made from the

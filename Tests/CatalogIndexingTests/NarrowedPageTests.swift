@@ -145,3 +145,42 @@ extension NarrowedPageTests {
         #expect(narrowed >= 10, "\(narrowed) of 40 pages narrowed")
     }
 }
+
+extension NarrowedPageTests {
+    @Test("fewer matches than a page's end over many blocks: the narrowed page declines and the runs go on from where they were, the pages equal those made without narrowing (pages 1–12 × 20, 3 searches) and, through the answer with three filters, the brute force")
+    func fewMatchesOverManyBlocks() {
+        var rng = Base.RNG(state: 3_307)
+        let books = Self.catalog(&rng)
+        let index = Base.bulk(books)
+        let cache = WordSetCache()
+        var declined = 0, narrowed = 0
+        for text in ["bears", "beard", "bear"] {
+            let expansions = index.expansions(CatalogParameters(text: text).words, synonyms: Synonyms())
+            let sets = index.wordSets(expansions, within: index.books(in: nil, offline: nil), cache: WordSetCache.Reader(cache, version: 1))
+            #expect(sets.blocks.count > CatalogIndex.firstBlocks + CatalogIndex.narrowedPast, "\"\(text)\": its matches span more blocks than the first run and the narrowing's threshold")
+            // One match in 40, in every part of the id range.
+            var sparse = Bitset(capacity: sets.matched.capacity), seen = 0
+            sets.matched.forEach { id in
+                if seen % 40 == 0 { sparse.insert(id) }
+                seen += 1
+                return true
+            }
+            let held = sparse.intersectionCount(sparse)
+            for page in 1...12 {
+                let request = PageRequest(page: page, perPage: 20)
+                let made = index.narrowedPage(sparse, sets, page: request)
+                #expect((made == nil) == (page * 20 > held), "\"\(text)\" page \(page): declined exactly when the \(held) matches are fewer than its end")
+                if made == nil { declined += 1 } else { narrowed += 1 }
+                #expect(index.relevancePage(sparse, sets: sets, page: request) == index.relevancePage(sparse, sets: sets, page: request, narrowing: false),
+                        "\"\(text)\" page \(page)")
+            }
+            let p = { (page: Int) in CatalogParameters(text: text, age: 9, publisher: 2, category: "c1", page: PageRequest(page: page, perPage: 20), sort: .relevance) }
+            let all = Base.model(books, CatalogParameters(text: text, age: 9, publisher: 2, category: "c1", page: PageRequest(page: 1, perPage: 1_000_000), sort: .relevance))
+            for page in 1...12 {
+                let answer = index.answer(p(page), expansions: expansions, cache: WordSetCache.Reader(cache, version: 1))
+                #expect(answer.total == all.total && answer.ids == Array(all.ids.dropFirst(p(page).page.offset).prefix(20)), "\"\(text)\" filtered, page \(page)")
+            }
+        }
+        #expect(declined >= 12 && narrowed >= 3, "\(declined) pages declined, \(narrowed) narrowed")
+    }
+}
