@@ -46,7 +46,7 @@ struct CarryCheckTests {
 
     static let rules = [TerritoryRule.worldwide, TerritoryRule(territories: [], excluded: ["JP"]), TerritoryRule(territories: ["US"], excluded: [])]
 
-    @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, four countries' keys, one unreadable), and never keep one MemoCarry.affects reaches")
+    @Test("verdicts kept per word group through 300 chains of one to three changes of one to four books equal a fresh check's for each of 400 answers (searches and browses, filters, four countries' keys, one unreadable, a fifth kept with other synonyms), and never keep one MemoCarry.affects reaches")
     func groupsAnswerAsAFreshCheck() {
         var rng = CatalogEngineTests.Random(state: 20261127)
         var index = CatalogIndex()
@@ -67,11 +67,15 @@ struct CarryCheckTests {
         }
         var groups: [[String]: WordGroup] = [:]
         let countries = ["", "JP", "US", "j1"]   // (the last one unreadable: every territorial change reaches it)
-        let entries = (0..<400).map { i -> (key: String, entry: CatalogEngine.AnswerMemo.Entry, country: String) in
+        // A synonyms window: a fifth of the answers kept with synonyms the others lack — the same
+        // word with other forms, in a group of its own.
+        let synonyms = [Synonyms(), Synonyms([.init(words: "owl, otter", oneWay: false), .init(words: "moon => night", oneWay: true)])]
+        let entries = (0..<400).map { i -> (key: String, entry: CatalogEngine.AnswerMemo.Entry, country: String, synonyms: Synonyms) in
             let words = (0..<Int.random(in: 0...2, using: &rng)).map { _ in word() }
-            let forms = words.map { SearchExpansion.forms(of: $0, synonyms: Synonyms()) }
-            let group = words.isEmpty ? WordGroup.browsing : groups[words] ?? WordGroup(words, forms)
-            groups[words] = group
+            let window = Int.random(in: 0..<5, using: &rng) == 0 ? 1 : 0
+            let forms = words.map { SearchExpansion.forms(of: $0, synonyms: synonyms[window]) }
+            let group = words.isEmpty ? WordGroup.browsing : groups[words + ["\(window)"]] ?? WordGroup(words, forms)
+            groups[words + ["\(window)"]] = group
             let filters = MemoCarry.BrowseFilters(publisher: Bool.random(using: &rng) ? nil : Int.random(in: 1...3, using: &rng),
                                                   age: Bool.random(using: &rng) ? nil : Int.random(in: 0...12, using: &rng),
                                                   category: Bool.random(using: &rng) ? nil : Int.random(in: 1...4, using: &rng),
@@ -79,7 +83,7 @@ struct CarryCheckTests {
                                                   blockedCategories: Bool.random(using: &rng) ? [] : [Int.random(in: 1...4, using: &rng)])
             let country = countries.randomElement(using: &rng)!
             let answer = CatalogIndex.Answer(total: 0, ids: [], categoryCounts: [], ageBandCounts: [])
-            return ("w\(i)\u{1}p=1\u{2}a8k" + country, CatalogEngine.AnswerMemo.Entry(answer, group: group, filters), country)
+            return ("w\(i)\u{1}p=1\u{2}a8k" + country, CatalogEngine.AnswerMemo.Entry(answer, group: group, filters), country, synonyms[window])
         }
         var stamp = 0, reached = 0, stayed = 0, affected = 0, territorial = 0, titleOrder = 0
         for _ in 0..<300 {
@@ -96,12 +100,12 @@ struct CarryCheckTests {
                 if i < 2 { check.cache = (stamp, i) }
                 return check
             }
-            for (key, entry, country) in entries.shuffled(using: &rng) {
+            for (key, entry, country, synonyms) in entries.shuffled(using: &rng) {
                 for i in chain.indices {
                     var fresh = CarryCheck(chain[i])
                     let verdict = cached[i].reaches(entry, key)
                     #expect(verdict == fresh.reaches(entry, key), "\(entry.words) \(key)")
-                    let rule = chain[i].affects(words: entry.words, country: country.isEmpty ? nil : country, filters: entry.filters)
+                    let rule = chain[i].affects(words: entry.words, synonyms: synonyms, country: country.isEmpty ? nil : country, filters: entry.filters)
                     #expect(verdict || !rule, "kept \(entry.words) \(key), which the carry's rule reaches")
                     if verdict { reached += 1 } else { stayed += 1 }
                     if rule { affected += 1 }
@@ -111,6 +115,20 @@ struct CarryCheckTests {
         let searches = entries.filter { !$0.entry.words.isEmpty }.count
         #expect(groups.count - 1 < searches * 3 / 4 && reached > affected && stayed > 10_000 && affected > 5_000 && territorial > 20 && titleOrder > 20,
                 "\(groups.count) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule; \(territorial) territorial, \(titleOrder) title-order carries")
+    }
+
+    @Test("a word's verdict is reused only for the same forms: \"bunny\" kept with \"bunny => rabbit\" is reached by a change to a \"rabbit\" book, before or after the same word kept without it stayed")
+    func verdictsPerForms() {
+        let carry = MemoCarry(lexemes: ["rabbit"], browsing: false)
+        let plain = SearchExpansion.forms(of: "bunny", synonyms: Synonyms())
+        let withRabbit = SearchExpansion.forms(of: "bunny", synonyms: Synonyms([.init(words: "bunny => rabbit", oneWay: true)]))
+        #expect(plain != withRabbit)
+        let answer = CatalogIndex.Answer(total: 0, ids: [], categoryCounts: [], ageBandCounts: [])
+        let kept = CatalogEngine.AnswerMemo.Entry(answer, ["bunny"], [plain], nil), synonymous = CatalogEngine.AnswerMemo.Entry(answer, ["bunny"], [withRabbit], nil)
+        for order in [[kept, synonymous, kept], [synonymous, kept, synonymous]] {
+            var check = CarryCheck(carry)
+            #expect(order.map { check.reaches($0, "k") } == order.map { $0 === synonymous })
+        }
     }
 }
 

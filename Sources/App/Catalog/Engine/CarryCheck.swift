@@ -5,14 +5,28 @@ import Core
 /// that removes what it reaches (`finishCarry`, every kept entry it may reach) and for a request answered
 /// while it runs (the entry it asks for, vetted on the spot and served when not reached: the
 /// ~25 ms a carry takes computed every answer at the new version).
-/// Verdicts are worked out once per word (and once more for what reaches only some countries).
+/// Verdicts are worked out once per word and its forms (and once more for what reaches only some countries).
 struct CarryCheck {
     let carry: MemoCarry
     /// The carry's parts, read once: `carry.territorial` and `carry.titleOrder` copy a whole
     /// carry each time (~20 retains), and the check runs for every kept answer — a fifth of the
     /// server's time at ten writes a second went to finishing carries, a third of that retains.
     private let territorial: (countries: Set<String>, carry: MemoCarry)?, titleOrder: MemoCarry?
-    private var wordReaches: [String: MemoCarry.WordReach] = [:], wordSides: [String: UInt64] = [:], territorialVerdicts: [String: Bool] = [:], orderVerdicts: [String: Bool] = [:]
+    private var wordReaches = PerWord<MemoCarry.WordReach>(), wordSides = PerWord<UInt64>(), territorialVerdicts = PerWord<Bool>(), orderVerdicts = PerWord<Bool>()
+
+    /// What a check worked out per word, with the forms it was worked out for: answers kept with
+    /// other synonyms (a request's may differ from the memo's for a moment) give a word other
+    /// forms — "bunny" may reach a "rabbit" book in one answer and not in the next — and a verdict
+    /// is reused only for the same forms (worked out again, and kept, for others).
+    struct PerWord<Value> {
+        private var known: [String: (forms: [String], value: Value)] = [:]
+        mutating func value(_ word: String, _ forms: [String], _ make: () -> Value) -> Value {
+            if let kept = known[word], kept.forms == forms { return kept.value }
+            let value = make()
+            known[word] = (forms, value)
+            return value
+        }
+    }
 
     /// Set by `finishCarry`, the one task that writes a word group's verdicts: a stamp no other
     /// check has had, and which of a group's two slots is this check's (nil: nothing kept in groups).
@@ -67,12 +81,9 @@ struct CarryCheck {
         return verdict
     }
 
-    /// `carry.sides(word, forms:)`, worked out once per word.
+    /// `carry.sides(word, forms:)`, worked out once per word and forms.
     private mutating func sides(_ word: String, _ forms: [String]) -> UInt64 {
-        if let known = wordSides[word] { return known }
-        let mine = carry.sides(word, forms: forms)
-        wordSides[word] = mine
-        return mine
+        wordSides.value(word, forms) { carry.sides(word, forms: forms) }
     }
 
     /// The answer kept under `key` carried through every change of `carries` (a chain).
@@ -95,26 +106,17 @@ struct CarryCheck {
     }
 
     /// What of the carry `word` (whose forms and stem tokens are `forms`) may reach
-    /// (`MemoCarry.reach`), worked out once per word.
+    /// (`MemoCarry.reach`), worked out once per word and forms.
     mutating func reach(_ word: String, _ forms: [String]) -> MemoCarry.WordReach {
-        if let known = wordReaches[word] { return known }
-        let reach = carry.reach(word, forms: forms)
-        wordReaches[word] = reach
-        return reach
+        wordReaches.value(word, forms) { carry.reach(word, forms: forms) }
     }
 
-    /// `titleOrder`'s and `territorial`'s `mayMatch(word, forms:)`, worked out once per word.
+    /// `titleOrder`'s and `territorial`'s `mayMatch(word, forms:)`, worked out once per word and forms.
     private mutating func orderVerdict(_ word: String, _ forms: [String]) -> Bool {
-        if let known = orderVerdicts[word] { return known }
-        let verdict = titleOrder?.mayMatch(word, forms: forms) ?? false
-        orderVerdicts[word] = verdict
-        return verdict
+        orderVerdicts.value(word, forms) { titleOrder?.mayMatch(word, forms: forms) ?? false }
     }
     private mutating func territorialVerdict(_ word: String, _ forms: [String]) -> Bool {
-        if let known = territorialVerdicts[word] { return known }
-        let verdict = territorial?.carry.mayMatch(word, forms: forms) ?? false
-        territorialVerdicts[word] = verdict
-        return verdict
+        territorialVerdicts.value(word, forms) { territorial?.carry.mayMatch(word, forms: forms) ?? false }
     }
 
     /// Whether the carry may reach the answer kept under `key`: a word of its search, or for a
