@@ -47,14 +47,7 @@ struct NarrowedPageTests {
                 }
             }
             for (age, category) in [(nil, nil), (5, nil), (nil, "c2"), (9, "c1")] as [(Int?, String?)] {
-                let all = Base.model(books, CatalogParameters(text: text, age: age, category: category, page: PageRequest(page: 1, perPage: 1_000_000), sort: .relevance))
-                for page in 1...12 {
-                    let p = CatalogParameters(text: text, age: age, category: category, page: PageRequest(page: page, perPage: 20), sort: .relevance)
-                    let answer = index.answer(p, expansions: expansions, cache: WordSetCache.Reader(cache, version: 1))
-                    #expect(answer.total == all.total && answer.ids == Array(all.ids.dropFirst(p.page.offset).prefix(20)),
-                            "\"\(text)\" age \(age ?? -1) category \(category ?? "-") page \(page)")
-                    compared += 1
-                }
+                compared += Self.expectAsBruteForce(CatalogParameters(text: text, age: age, category: category, sort: .relevance), expansions, index, books, cache)
             }
         }
         // Most of those pages were made narrowed (the rest: only all the matches fill them).
@@ -64,6 +57,23 @@ struct NarrowedPageTests {
 }
 
 extension NarrowedPageTests {
+    /// Pages 1–12 × 20 of `filtered` through the answer (the words' sets kept in `cache`), each
+    /// expected to equal the brute force's over `books`; how many were compared.
+    static func expectAsBruteForce(_ filtered: CatalogParameters, _ expansions: [SearchExpansion], _ index: CatalogIndex, _ books: [Int: CatalogBook],
+                                   _ cache: WordSetCache) -> Int {
+        var all = filtered
+        all.page = PageRequest(page: 1, perPage: 1_000_000)
+        let everything = Base.model(books, all)
+        for page in 1...12 {
+            var p = filtered
+            p.page = PageRequest(page: page, perPage: 20)
+            let answer = index.answer(p, expansions: expansions, cache: WordSetCache.Reader(cache, version: 1))
+            #expect(answer.total == everything.total && answer.ids == Array(everything.ids.dropFirst(p.page.offset).prefix(20)),
+                    "\"\(filtered.text ?? "")\" age \(filtered.age ?? -1) publisher \(filtered.publisher ?? -1) category \(filtered.category ?? "-") page \(page)")
+        }
+        return 12
+    }
+
     @Test("under a child's scope (max age 6, one blocked category) narrowed pages equal the same search over a catalog of only the books the scope leaves (pages 1–12 × 20, 4 searches)")
     func narrowedUnderScope() {
         var rng = Base.RNG(state: 3_303)
@@ -174,12 +184,7 @@ extension NarrowedPageTests {
                 #expect(index.relevancePage(sparse, sets: sets, page: request) == index.relevancePage(sparse, sets: sets, page: request, narrowing: false),
                         "\"\(text)\" page \(page)")
             }
-            let p = { (page: Int) in CatalogParameters(text: text, age: 9, publisher: 2, category: "c1", page: PageRequest(page: page, perPage: 20), sort: .relevance) }
-            let all = Base.model(books, CatalogParameters(text: text, age: 9, publisher: 2, category: "c1", page: PageRequest(page: 1, perPage: 1_000_000), sort: .relevance))
-            for page in 1...12 {
-                let answer = index.answer(p(page), expansions: expansions, cache: WordSetCache.Reader(cache, version: 1))
-                #expect(answer.total == all.total && answer.ids == Array(all.ids.dropFirst(p(page).page.offset).prefix(20)), "\"\(text)\" filtered, page \(page)")
-            }
+            #expect(Self.expectAsBruteForce(CatalogParameters(text: text, age: 9, publisher: 2, category: "c1", sort: .relevance), expansions, index, books, cache) == 12)
         }
         #expect(declined >= 12 && narrowed >= 3, "\(declined) pages declined, \(narrowed) narrowed")
     }
