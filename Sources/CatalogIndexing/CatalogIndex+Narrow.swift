@@ -10,7 +10,8 @@ import Core
 /// and ranked as before, and that key's books follow in id order — no other block is read.
 extension CatalogIndex {
     /// The page of `matches` so made; nil when they are fewer than the page's end (the caller's
-    /// runs of blocks then go on where they were, `relevancePage`).
+    /// runs of blocks then go on where they were, `relevancePage`). (Its two later nils are a
+    /// precaution: once the matches fill the page, tier 11 — all of them — does too.)
     func narrowedPage(_ matches: Bitset, _ sets: WordSets, page: PageRequest) -> [Int]? {
         let end = page.offset + page.perPage
         func fills(_ set: Bitset) -> Bool { set.intersectionCount(set, at: sets.blocks) >= end }   // (within the matches' blocks)

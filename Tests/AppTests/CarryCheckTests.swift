@@ -113,8 +113,9 @@ struct CarryCheckTests {
             }
         }
         let searches = entries.filter { !$0.entry.words.isEmpty }.count
-        #expect(groups.count - 1 < searches * 3 / 4 && reached > affected && stayed > 10_000 && affected > 5_000 && territorial > 20 && titleOrder > 20,
-                "\(groups.count) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule; \(territorial) territorial, \(titleOrder) title-order carries")
+        let searchGroups = groups.keys.filter { $0.count > 1 }.count   // (a browse's key: its window alone)
+        #expect(searchGroups < searches * 3 / 4 && reached > affected && stayed > 10_000 && affected > 5_000 && territorial > 20 && titleOrder > 20,
+                "\(searchGroups) groups for \(searches) searches, \(reached) reached, \(stayed) stayed, \(affected) by the rule; \(territorial) territorial, \(titleOrder) title-order carries")
     }
 
     @Test("a word's verdict is reused only for the same forms: \"bunny\" kept with \"bunny => rabbit\" is reached by a change to a \"rabbit\" book, before or after the same word kept without it stayed")

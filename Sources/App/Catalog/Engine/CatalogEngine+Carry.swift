@@ -141,7 +141,8 @@ extension CatalogEngine {
         // The pages' meta read with the answers' own checks when both memos follow one chain
         // (the verdicts their word groups keep are read); the expansions always with the search
         // memo's, fresh: an answer's forms may be other than its kept expansion's (synonyms
-        // changed in between), and the answers' checks keep the verdicts of their forms.
+        // changed in between), and a check keeps one set of forms per word — shared, the
+        // answers' forms and the expansions' would take turns in it.
         let sameBase = answers != nil && answers?.from == search?.from
         let sameChain = sameBase && answers?.chain.map(\.to) == search?.chain.map(\.to)
         let goneExpansions: [String] = search.map { SearchMemo.carry(expansions: $0.expansions, synonyms: $0.synonyms, &searchChecks) } ?? []
