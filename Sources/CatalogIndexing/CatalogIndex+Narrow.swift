@@ -34,18 +34,6 @@ extension CatalogIndex {
                 return titleOrAuthor!
             }()
         }
-        func union(_ a: Bitset, _ b: Bitset) -> Bitset { var set = a; set.formUnion(b); return set }
-        /// The books of tiers 0…t: T ∩ L₃, L₂, L₁, T; T ∪ (TA ∩ L₃, L₂, L₁), TA; TA ∪ L₃, L₂, L₁; all.
-        func tiers(through t: Int) -> Bitset {
-            switch t {
-            case 0...2: inTitle().intersection(level(3 - t))
-            case 3: inTitle()
-            case 4...6: union(inTitle(), inTitleOrAuthor().intersection(level(7 - t)))
-            case 7: inTitleOrAuthor()
-            case 8...10: union(inTitleOrAuthor(), level(11 - t))
-            default: matches
-            }
-        }
         // The tier the page's end falls in found by counts alone (T ⊆ TA, so |T ∪ (TA ∩ L)| is
         // |T| + |TA ∩ L| − |T ∩ L|): at a million books each tier built on the way was a set of
         // the catalog's size written, to be counted once.
@@ -72,29 +60,147 @@ extension CatalogIndex {
             }
         }
         guard let filled = (0..<12).first(where: { held(through: $0) >= end }) else { return nil }
-        var before = filled == 0 ? Bitset(capacity: matches.capacity) : tiers(through: filled - 1), tier = tiers(through: filled)
-        tier.subtract(before)
-        // Within the tier, by whole words: the books with at least s of them (`atLeast[s]`),
-        // counted word by word.
-        let wholes = sets.words.compactMap(\.whole)
-        var atLeast = [tier] + [Bitset](repeating: Bitset(capacity: matches.capacity), count: wholes.count)
-        for (j, whole) in wholes.enumerated() {
-            let found = matching([WordLexemes(lexemes: [(id: whole, level: 3)])], cache: sets.cache, within: tier, occupied: sets.blocks, tier: true)
-            for s in stride(from: j + 1, through: 1, by: -1) { atLeast[s].formUnion(atLeast[s - 1].intersection(found)) }
+        // Tier t's books as (x ∪ y) ∩ z (T ⊆ TA, so T ∪ (TA ∩ L) is (T ∪ L) ∩ TA; every set lies within M).
+        func parts(_ t: Int) -> [Bitset] {
+            switch t {
+            case 0...2: [inTitle(), inTitle(), level(3 - t)]
+            case 3: [inTitle(), inTitle(), matches]
+            case 4...6: [inTitle(), level(7 - t), inTitleOrAuthor()]
+            case 7: [inTitleOrAuthor(), inTitleOrAuthor(), matches]
+            case 8...10: [inTitleOrAuthor(), level(11 - t), matches]
+            default: [matches, matches, matches]
+            }
         }
-        for s in stride(from: wholes.count, through: 0, by: -1) {
-            let through = union(before, atLeast[s])
-            guard fills(through) else { before = through; continue }
-            // `before` is fewer than the page: ranked as any page; then the key's books by id.
-            let held = before.intersectionCount(before, at: sets.blocks)
-            var ids = held == 0 ? [] : relevancePage(before, sets: WordSets(count: sets.count, matched: before, blocks: before.occupiedWords(atMost: .max) ?? [],
-                                                                         words: sets.words, cache: sets.cache),
-                                                     page: PageRequest(page: 1, perPage: held), narrowing: false)
-            var key = atLeast[s]
-            key.subtract(before)
-            key.forEach { id in ids.append(id); return ids.count < end }
-            return Array(ids.dropFirst(page.offset).prefix(page.perPage))
+        // The matches holding each whole word (within the tier: read there by the passes below).
+        let wholes = sets.words.compactMap(\.whole).map {
+            matching([WordLexemes(lexemes: [(id: $0, level: 3)])], cache: sets.cache, within: matches, occupied: sets.blocks, tier: true)
         }
-        return nil
+        let all = parts(max(filled - 1, 0)) + parts(filled) + wholes
+        // (Static, the closure capturing no `self`: a capture of the index copied the whole of it, a retain a field.)
+        let blocks = sets.blocks, before = filled > 0
+        guard let split = Bitset.withWords(all, { Self.tierKey($0, before: before, blocks: blocks, end: end) }) else { return nil }
+        // The books before the page's key are fewer than the page: ranked as any page; then the key's books by id.
+        var ids = split.held == 0 ? [] : relevancePage(split.before, sets: WordSets(count: sets.count, matched: split.before, blocks: split.blocks,
+                                                                                     words: sets.words, cache: sets.cache),
+                                                       page: PageRequest(page: 1, perPage: split.held), narrowing: false)
+        ids += split.key
+        return Array(ids.dropFirst(page.offset).prefix(page.perPage))
+    }
+
+    /// The tier the page's end falls in (the books of tiers through it less those of the tiers
+    /// before, `sets[3...5]` and `sets[0...2]` as (x ∪ y) ∩ z, `before` false: no tier before),
+    /// split by how many whole words (`sets[6...]`) its books hold: the key the page's end falls
+    /// in, the books ranked before it and their blocks, and the key's books in id order as many
+    /// as the page takes. Two passes over the matches' `blocks` (over every word in line when they
+    /// are many, `tierKeyInLine`): the first counts each key, the second writes the books before
+    /// the key, stopping once they and the key's books are all found. (Until round 23 the tiers
+    /// and each whole-word run were sets of the catalog's size, written, unioned and counted.)
+    private static func tierKey(_ sets: [UnsafeBufferPointer<UInt64>], before: Bool, blocks: [Int], end: Int) -> (before: Bitset, blocks: [Int], held: Int, key: [Int])? {
+        let (bx, by, bz, tx, ty, tz) = (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5])
+        let hs = Array(sets.dropFirst(6)), n = hs.count, limit = bx.count, mask: UInt64 = before ? ~0 : 0
+        // Matches over many blocks, at most two whole words: every word read in line (`tierKeyInLine`).
+        if n <= 2 && blocks.count * Self.fewBlocks > limit { return tierKeyInLine(sets, mask: mask, end: end) }
+        // `equal[s]`: the tier's books at block w holding exactly s whole words (`masks` in `relevancePage`).
+        let equal = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n + 1)
+        defer { equal.deallocate() }
+        @inline(__always) func split(_ w: Int) -> UInt64 {
+            let earlier = (bx[w] | by[w]) & bz[w] & mask
+            equal[0] = (tx[w] | ty[w]) & tz[w] & ~earlier
+            for s in stride(from: 1, through: n, by: 1) { equal[s] = 0 }
+            for (j, h) in hs.enumerated() {
+                let h = h[w]
+                var s = j + 1
+                while s > 0 { equal[s] = (equal[s] & ~h) | (equal[s - 1] & h); s -= 1 }
+                equal[0] &= ~h
+            }
+            return earlier
+        }
+        var counts = [Int](repeating: 0, count: n + 1), earlier = 0
+        for w in blocks {
+            guard w < limit else { break }
+            earlier &+= split(w).nonzeroBitCount
+            for s in 0...n { counts[s] &+= equal[s].nonzeroBitCount }
+        }
+        // From the most whole words down: the first key that fills the page with the books before it.
+        var key = n, held = earlier
+        while held + counts[key] < end {
+            held += counts[key]
+            key -= 1
+            if key < 0 { return nil }
+        }
+        var words = held == 0 ? [] : [UInt64](repeating: 0, count: limit), occupied: [Int] = [], ids: [Int] = []
+        var placed = 0
+        ids.reserveCapacity(end - held)
+        for w in blocks {
+            guard w < limit, placed < held || ids.count < end - held else { break }
+            var first = split(w)
+            for s in stride(from: key + 1, through: n, by: 1) { first |= equal[s] }
+            if first != 0 { words[w] = first; occupied.append(w); placed &+= first.nonzeroBitCount }
+            var bits = equal[key]
+            while bits != 0 && ids.count < end - held { ids.append(w << 6 | bits.trailingZeroBitCount); bits &= bits &- 1 }
+        }
+        return (Bitset(words: words), occupied, held, ids)
+    }
+
+    /// `tierKey` over matches in many blocks, with at most two whole words: each pass reads every
+    /// word of the sets in line — no block looked up, no loop per key (so vectorized) — the tier's
+    /// books with one whole word or more and with both (W₁ ⊇ W₂) counted at once.
+    private static func tierKeyInLine(_ sets: [UnsafeBufferPointer<UInt64>], mask: UInt64, end: Int) -> (before: Bitset, blocks: [Int], held: Int, key: [Int])? {
+        let (bx, by, bz, tx, ty, tz) = (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5])
+        let n = sets.count - 6, limit = bx.count
+        // The whole words' sets (one: read twice; none: read, masked out).
+        let ha = n > 0 ? sets[6] : tx, hb = n > 1 ? sets[7] : ha
+        let one: UInt64 = n > 0 ? ~0 : 0, two: UInt64 = n > 1 ? ~0 : 0
+        var earlier = 0, all = 0, atLeastOne = 0, both = 0
+        for w in 0..<limit {
+            let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
+            earlier &+= b.nonzeroBitCount
+            all &+= t.nonzeroBitCount
+            atLeastOne &+= (t & (ha[w] | hb[w]) & one).nonzeroBitCount
+            both &+= (t & ha[w] & hb[w] & two).nonzeroBitCount
+        }
+        let counts = [all - atLeastOne, atLeastOne - both, both]   // (exactly s whole words)
+        var key = n, held = earlier
+        while held + counts[key] < end {
+            held += counts[key]
+            key -= 1
+            if key < 0 { return nil }
+        }
+        // The books with at least s whole words, as masks chosen once for s = key and key + 1.
+        func selector(_ s: Int) -> (any: UInt64, one: UInt64, two: UInt64) { (s == 0 ? ~0 : 0, s == 1 ? one : 0, s == 2 ? two : 0) }
+        let from = selector(key), above = selector(key + 1)
+        @inline(__always) func atLeast(_ s: (any: UInt64, one: UInt64, two: UInt64), _ a: UInt64, _ c: UInt64) -> UInt64 { s.any | ((a | c) & s.one) | (a & c & s.two) }
+        var words: [UInt64] = [], occupied: [Int] = [], ids: [Int] = []
+        if held > 0 {
+            words = [UInt64](unsafeUninitializedCapacity: limit) { out, count in
+                for w in 0..<limit {
+                    let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
+                    out[w] = b | (t & atLeast(above, ha[w], hb[w]))
+                }
+                count = limit
+            }
+            occupied = Bitset(words: words).occupiedWords(atMost: .max) ?? []
+        }
+        ids.reserveCapacity(end - held)
+        for w in 0..<limit {
+            guard ids.count < end - held else { break }
+            let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
+            var bits = t & atLeast(from, ha[w], hb[w]) & ~atLeast(above, ha[w], hb[w])
+            while bits != 0 && ids.count < end - held { ids.append(w << 6 | bits.trailingZeroBitCount); bits &= bits &- 1 }
+        }
+        return (Bitset(words: words), occupied, held, ids)
+    }
+}
+
+extension Bitset {
+    /// Calls `body` with the words of each of `sets`, in order.
+    static func withWords<R>(_ sets: [Bitset], _ body: ([UnsafeBufferPointer<UInt64>]) -> R) -> R {
+        var buffers: [UnsafeBufferPointer<UInt64>] = []
+        buffers.reserveCapacity(sets.count)
+        func next(_ i: Int) -> R {
+            guard i < sets.count else { return body(buffers) }
+            return sets[i].words.withUnsafeBufferPointer { buffers.append($0); return next(i + 1) }
+        }
+        return next(0)
     }
 }

@@ -198,3 +198,46 @@ extension NarrowedPageTests {
         #expect(declined >= 12 && narrowed >= 3, "\(declined) pages declined, \(narrowed) narrowed")
     }
 }
+
+extension NarrowedPageTests {
+    @Test("random searches, bases and pages: every narrowed page equals the page made over every block (400 rounds; whole catalog, a tenth, a run of ids, matches thinned; 1 to 60 a page, ends up to 240)")
+    func narrowedAgreesAtRandom() {
+        var rng = Base.RNG(state: 3_309)
+        var books = Self.catalog(&rng)
+        // "zebra" in the first 6,000 ids only (its matches in few blocks), "bear" beside it in some.
+        for id in 1...6_000 where Int.random(in: 0..<8, using: &rng) == 0 {
+            books[id]!.lexemes.append(("zebra", [1, 2, 4, 4].randomElement(using: &rng)!))
+            if Bool.random(using: &rng) { books[id]!.lexemes.append(("bear", UInt8.random(in: 1...7, using: &rng))) }
+        }
+        let index = Base.bulk(books)
+        let cache = WordSetCache(), everything = index.books(in: nil, offline: nil)
+        let texts = ["bears", "bear", "beard", "bea", "beqrs", "zebra", "zebr", "zebra bear", "bears zebra", "bear beard", "bears owl", "beard dragon"]
+        var narrowed = 0, sparse = 0, withBefore = 0
+        for round in 0..<400 {
+            let text = texts.randomElement(using: &rng)!
+            let expansions = index.expansions(CatalogParameters(text: text).words, synonyms: Synonyms())
+            var base = everything
+            switch round % 4 {
+            case 1: base = Bitset(words: base.words.map { $0 & UInt64.random(in: 0...UInt64.max, using: &rng) & UInt64.random(in: 0...UInt64.max, using: &rng) })
+            case 2:
+                let from = Int.random(in: 0..<25_000, using: &rng)
+                var run = Bitset(capacity: base.capacity)
+                for id in from..<from + Int.random(in: 500...8_000, using: &rng) { run.insert(id) }
+                base.formIntersection(run)
+            default: break
+            }
+            let sets = index.wordSets(expansions, within: base, cache: WordSetCache.Reader(cache, version: 1))
+            // A filter after the words (an age, a category): the matches thinned, at random.
+            let matches = round % 3 == 0 ? Bitset(words: sets.matched.words.map { $0 & UInt64.random(in: 0...UInt64.max, using: &rng) }) : sets.matched
+            let perPage = Int.random(in: 1...60, using: &rng)
+            let request = PageRequest(page: Int.random(in: 1...max(1, 240 / perPage), using: &rng), perPage: perPage)
+            guard let made = index.narrowedPage(matches, sets, page: request) else { continue }
+            narrowed += 1
+            if sets.blocks.count * CatalogIndex.fewBlocks <= matches.words.count { sparse += 1 }
+            if made != made.sorted() { withBefore += 1 }   // (books ranked before the key: the page is not in id order)
+            #expect(made == index.relevancePage(matches, sets: sets, page: request, narrowing: false), "round \(round): \"\(text)\" page \(request.page) × \(perPage)")
+        }
+        #expect(narrowed >= 150 && sparse >= 20, "\(narrowed) of 400 pages narrowed, \(sparse) over few blocks")
+        #expect(withBefore >= 10, "\(withBefore) narrowed pages ranked books before their key")
+    }
+}
