@@ -151,9 +151,14 @@ extension CatalogIndex {
         // The whole words' sets (one: read twice; none: read, masked out).
         let ha = n > 0 ? sets[6] : tx, hb = n > 1 ? sets[7] : ha
         let one: UInt64 = n > 0 ? ~0 : 0, two: UInt64 = n > 1 ? ~0 : 0
+        /// Word w of the tiers before (b) and of the tier less them (t).
+        @inline(__always) func tiers(_ w: Int) -> (b: UInt64, t: UInt64) {
+            let b = (bx[w] | by[w]) & bz[w] & mask
+            return (b, (tx[w] | ty[w]) & tz[w] & ~b)
+        }
         var earlier = 0, all = 0, atLeastOne = 0, both = 0
         for w in 0..<limit {
-            let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
+            let (b, t) = tiers(w)
             earlier &+= b.nonzeroBitCount
             all &+= t.nonzeroBitCount
             atLeastOne &+= (t & (ha[w] | hb[w]) & one).nonzeroBitCount
@@ -174,7 +179,7 @@ extension CatalogIndex {
         if held > 0 {
             words = [UInt64](unsafeUninitializedCapacity: limit) { out, count in
                 for w in 0..<limit {
-                    let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
+                    let (b, t) = tiers(w)
                     out[w] = b | (t & atLeast(above, ha[w], hb[w]))
                 }
                 count = limit
@@ -184,8 +189,7 @@ extension CatalogIndex {
         ids.reserveCapacity(end - held)
         for w in 0..<limit {
             guard ids.count < end - held else { break }
-            let b = (bx[w] | by[w]) & bz[w] & mask, t = (tx[w] | ty[w]) & tz[w] & ~b
-            var bits = t & atLeast(from, ha[w], hb[w]) & ~atLeast(above, ha[w], hb[w])
+            var bits = tiers(w).t & atLeast(from, ha[w], hb[w]) & ~atLeast(above, ha[w], hb[w])
             while bits != 0 && ids.count < end - held { ids.append(w << 6 | bits.trailingZeroBitCount); bits &= bits &- 1 }
         }
         return (Bitset(words: words), occupied, held, ids)
