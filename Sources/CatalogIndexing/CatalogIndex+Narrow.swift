@@ -91,10 +91,11 @@ extension CatalogIndex {
     /// before, `sets[3...5]` and `sets[0...2]` as (x ∪ y) ∩ z, `before` false: no tier before),
     /// split by how many whole words (`sets[6...]`) its books hold: the key the page's end falls
     /// in, the books ranked before it and their blocks, and the key's books in id order as many
-    /// as the page takes. Two passes over the matches' `blocks` (over every word in line when they
-    /// are many, `tierKeyInLine`): the first counts each key, the second writes the books before
-    /// the key, stopping once they and the key's books are all found. (Until round 23 the tiers
-    /// and each whole-word run were sets of the catalog's size, written, unioned and counted.)
+    /// as the page takes. Two passes over the matches' `blocks`: the first counts the books of the
+    /// tiers before and of each of the tier's keys, the second writes the books before the page's
+    /// key and takes the key's books, stopping once both are all found (over many blocks,
+    /// `tierKeyInLine`). (Until round 23 the tiers and each whole-word run were sets of the
+    /// catalog's size, written, unioned and counted.)
     private static func tierKey(_ sets: [UnsafeBufferPointer<UInt64>], before: Bool, blocks: [Int], end: Int) -> (before: Bitset, blocks: [Int], held: Int, key: [Int])? {
         let (bx, by, bz, tx, ty, tz) = (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5])
         let hs = Array(sets.dropFirst(6)), n = hs.count, limit = bx.count, mask: UInt64 = before ? ~0 : 0
@@ -142,9 +143,11 @@ extension CatalogIndex {
         return (Bitset(words: words), occupied, held, ids)
     }
 
-    /// `tierKey` over matches in many blocks, with at most two whole words: each pass reads every
-    /// word of the sets in line — no block looked up, no loop per key (so vectorized) — the tier's
-    /// books with one whole word or more and with both (W₁ ⊇ W₂) counted at once.
+    /// `tierKey` over matches in many blocks, with at most two whole words: every word of the sets
+    /// read in line — no block looked up, no loop per key (so vectorized) — the tier's books with
+    /// one whole word or more and with both (W₁ ⊇ W₂) counted at once; then, when books rank
+    /// before the key, their set written whole and its blocks found; then the key's books taken
+    /// from the first word on, stopping once the page has them.
     private static func tierKeyInLine(_ sets: [UnsafeBufferPointer<UInt64>], mask: UInt64, end: Int) -> (before: Bitset, blocks: [Int], held: Int, key: [Int])? {
         let (bx, by, bz, tx, ty, tz) = (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5])
         let n = sets.count - 6, limit = bx.count
