@@ -18,10 +18,17 @@ extension CatalogIndex {
         // Fewer matches than the page's end (a filter left few in many blocks): nothing to narrow.
         guard fills(matches) else { return nil }
         var levels = InlineArray<4, Bitset?>(repeating: nil), title: Bitset?, titleOrAuthor: Bitset?   // (Lₖ at k)
+        // Lₖ is matched from the words' lexemes of level k or better: it is the matches themselves
+        // when those are all of them (a prefix typed right that reached nothing else), and Lⱼ when
+        // they are the same as at j (no form, typo or sound between): no set matched twice.
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
-            let set = matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches,
-                               occupied: sets.blocks, tier: true)
+            func reached(_ j: Int) -> [Int] { sets.words.map { $0.lexemes.count(where: { $0.level >= j }) } }
+            let held = reached(k)
+            let set = held == sets.words.map(\.lexemes.count) ? matches
+                : (1...3).first(where: { levels[$0] != nil && reached($0) == held }).flatMap { levels[$0] }
+                ?? matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches,
+                            occupied: sets.blocks, tier: true)
             levels[k] = set
             return set
         }
