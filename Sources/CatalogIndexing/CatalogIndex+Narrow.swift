@@ -11,7 +11,8 @@ import Core
 extension CatalogIndex {
     /// The page of `matches` so made; nil when they are fewer than the page's end (the caller's
     /// runs of blocks then go on where they were, `relevancePage`). (Its two later nils are a
-    /// precaution: once the matches fill the page, tier 11 — all of them — does too.)
+    /// precaution: once the matches fill the page, tier 11 — all of them — does too.) `matches`
+    /// lies within `sets.matched` (a filter's books at most): every book of it holds every word.
     func narrowedPage(_ matches: Bitset, _ sets: WordSets, page: PageRequest) -> [Int]? {
         let end = page.offset + page.perPage
         func fills(_ set: Bitset) -> Bool { set.intersectionCount(set, at: sets.blocks) >= end }   // (within the matches' blocks)
@@ -19,14 +20,15 @@ extension CatalogIndex {
         guard fills(matches) else { return nil }
         var levels = InlineArray<4, Bitset?>(repeating: nil), title: Bitset?, titleOrAuthor: Bitset?   // (Lₖ at k)
         // Lₖ is matched from the words' lexemes of level k or better: it is the matches themselves
-        // when those are all of them (a prefix typed right that reached nothing else), and Lⱼ when
-        // they are the same as at j (no form, typo or sound between): no set matched twice.
+        // when no word reached a lexeme below k (L₁ without a sound-alike; L₃ too for a prefix typed
+        // right that reached no form or typo), and Lⱼ when each word keeps the same lexemes at j
+        // (none between): no set matched twice.
         func level(_ k: Int) -> Bitset {
             if let set = levels[k] { return set }
             func reached(_ j: Int) -> [Int] { sets.words.map { $0.lexemes.count(where: { $0.level >= j }) } }
             let held = reached(k)
             let set = held == sets.words.map(\.lexemes.count) ? matches
-                : (1...3).first(where: { levels[$0] != nil && reached($0) == held }).flatMap { levels[$0] }
+                : levels.indices.first(where: { levels[$0] != nil && reached($0) == held }).flatMap { levels[$0] }
                 ?? matching(sets.words.map { WordLexemes(lexemes: $0.lexemes.filter { $0.level >= k }) }, cache: sets.cache, within: matches,
                             occupied: sets.blocks, tier: true)
             levels[k] = set
