@@ -131,13 +131,7 @@ extension CatalogIndex {
             earlier &+= split(w).nonzeroBitCount
             for s in 0...n { counts[s] &+= equal[s].nonzeroBitCount }
         }
-        // From the most whole words down: the first key that fills the page with the books before it.
-        var key = n, held = earlier
-        while held + counts[key] < end {
-            held += counts[key]
-            key -= 1
-            if key < 0 { return nil }
-        }
+        guard let (key, held) = pageKey(counts, earlier: earlier, end: end) else { return nil }
         var words = held == 0 ? [] : [UInt64](repeating: 0, count: limit), occupied: [Int] = [], ids: [Int] = []
         var placed = 0
         ids.reserveCapacity(end - held)
@@ -150,6 +144,17 @@ extension CatalogIndex {
             while bits != 0 && ids.count < end - held { ids.append(w << 6 | bits.trailingZeroBitCount); bits &= bits &- 1 }
         }
         return (Bitset(words: words), occupied, held, ids)
+    }
+
+    /// From the most whole words down (`counts[s]`: the tier's books with exactly s of them), the
+    /// first key that fills the page's `end` with the books before it, and how many those are.
+    private static func pageKey(_ counts: [Int], earlier: Int, end: Int) -> (key: Int, held: Int)? {
+        var held = earlier
+        for key in counts.indices.reversed() {
+            if held + counts[key] >= end { return (key, held) }
+            held += counts[key]
+        }
+        return nil
     }
 
     /// `tierKey` over matches in many blocks, with at most two whole words: every word of the sets
@@ -176,13 +181,8 @@ extension CatalogIndex {
             atLeastOne &+= (t & (ha[w] | hb[w]) & one).nonzeroBitCount
             both &+= (t & ha[w] & hb[w] & two).nonzeroBitCount
         }
-        let counts = [all - atLeastOne, atLeastOne - both, both]   // (exactly s whole words)
-        var key = n, held = earlier
-        while held + counts[key] < end {
-            held += counts[key]
-            key -= 1
-            if key < 0 { return nil }
-        }
+        let counts = Array([all - atLeastOne, atLeastOne - both, both].prefix(n + 1))   // (exactly s whole words)
+        guard let (key, held) = pageKey(counts, earlier: earlier, end: end) else { return nil }
         // The books with at least s whole words, as masks chosen once for s = key and key + 1.
         func selector(_ s: Int) -> (any: UInt64, one: UInt64, two: UInt64) { (s == 0 ? ~0 : 0, s == 1 ? one : 0, s == 2 ? two : 0) }
         let from = selector(key), above = selector(key + 1)
